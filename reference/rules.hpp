@@ -1,0 +1,97 @@
+// ruleproof: the registry of rules. Each entry names a rule and gives its forms as static
+// templates over the scalar, so the property suite and `ruleproof verify` can walk every
+// rule x form x scalar with one piece of code.
+#pragma once
+
+#include <string>
+#include <tuple>
+
+#include "gla/gla.hpp"
+#include "linear_attn/linear_attn.hpp"
+#include "simple_gla/simple_gla.hpp"
+
+namespace ruleproof::rules {
+
+/// \brief What the generators need to draw valid inputs for a rule.
+struct InputDomain {
+  bool positive_features = false; ///< q and k drawn so that phi(q)^T z stays away from 0
+};
+
+/// gla: per-key gate.
+struct Gla {
+  static std::string name() { return "gla"; }
+  static Signature signature() { return gla::signature; }
+  static InputDomain domain() { return {}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return gla::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return gla::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return gla::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return gla::chunk_backward(in, ct, o);
+  }
+};
+
+/// simple_gla: scalar gate (RetNet with a constant gate, Mamba-2 style otherwise).
+struct SimpleGla {
+  static std::string name() { return "simple_gla"; }
+  static Signature signature() { return simple_gla::signature; }
+  static InputDomain domain() { return {}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return simple_gla::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return simple_gla::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return simple_gla::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return simple_gla::chunk_backward(in, ct, o);
+  }
+};
+
+/// linear_attn in one variant: plain or normalised, with a feature map.
+template <bool Normalised, linear_attn::FeatureMap Map> struct LinearAttn {
+  static constexpr linear_attn::Variant variant{Normalised, Map};
+  static std::string name() {
+    return Normalised ? "linear_attn_normalised_" + linear_attn::name_of(Map)
+                      : std::string("linear_attn");
+  }
+  static Signature signature() { return linear_attn::signature_of(variant); }
+  static InputDomain domain() { return {Normalised}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return linear_attn::recurrent(in, o, variant);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return linear_attn::parallel(in, o, variant);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return linear_attn::chunk(in, o, variant);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return linear_attn::chunk_backward(in, ct, o, variant);
+  }
+};
+
+using FeatureMap = linear_attn::FeatureMap;
+
+/// Every rule `ruleproof verify` and the property suite walk, in table order.
+using All =
+    std::tuple<LinearAttn<false, FeatureMap::identity>, LinearAttn<true, FeatureMap::identity>,
+               LinearAttn<true, FeatureMap::elu_plus_one>, LinearAttn<true, FeatureMap::relu>,
+               SimpleGla, Gla>;
+
+/// Calls fn(Rule{}) for every rule of All.
+template <class Fn> void for_each_rule(Fn fn) {
+  std::apply([&](auto... rule) { (fn(rule), ...); }, All{});
+}
+
+} // namespace ruleproof::rules
