@@ -1,10 +1,32 @@
-// ruleproof: the command-line front end.
+// ruleproof: the command-line front end. Every command reports bad input with exit code 2
+// and a message naming the tensor or option and the problem (exit_codes.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "exit_codes.hpp"
+#include "reference/core/inputs.hpp"
+#include "run.hpp"
+
 int main(int argc, char **argv) {
-  CLI::App app{"ruleproof: checks the mathematics and the kernels of linear attention"};
+  using namespace ruleproof::cli;
+  CLI::App app{"ruleproof: checks the mathematics and the kernels of linear attention.\n"
+               "Exit codes: 0 all holds, 1 a check failed, 2 bad input, 3 internal error."};
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  int status = ok;
+  add_run_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return bad_input;
+  } catch (const ruleproof::InputError &e) {
+    fmt::print(stderr, "ruleproof: bad input: {}\n", e.what());
+    return bad_input;
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "ruleproof: internal error: {}\n", e.what());
+    return internal_error;
+  }
+  return status;
 }
