@@ -64,6 +64,16 @@ template <class S> struct Dual {
     S r = sqrt(x.a);
     return {r, x.b / (r + r)};
   }
+  friend Dual sin(const Dual &x) {
+    using std::cos;
+    using std::sin;
+    return {sin(x.a), cos(x.a) * x.b};
+  }
+  friend Dual cos(const Dual &x) {
+    using std::cos;
+    using std::sin;
+    return {cos(x.a), -sin(x.a) * x.b};
+  }
   friend Dual abs(const Dual &x) { return x.a < S(0) ? -x : x; }
   friend Dual max(const Dual &x, const Dual &y) { return x.a < y.a ? y : x; }
   friend Dual min(const Dual &x, const Dual &y) { return y.a < x.a ? y : x; }
