@@ -118,41 +118,55 @@ S permanent(const Mat<S> &P, const std::uint16_t *a, const std::uint16_t *b, int
   return total;
 }
 
+/// \brief The permanent grouped by repeated columns: \f$ \sum_\tau \prod_i P_{a_i, \tau_i} \f$
+/// over the distinct arrangements \f$ \tau \f$ of the tuple b, which is
+/// \f$ \mathrm{per}\, P[a, b] / \beta! \f$ (each arrangement occurs \f$ \beta! \f$ times among
+/// the p! permutations): the coefficient of \f$ x^\beta \f$ in \f$ (P x)^\alpha \f$.
+template <class S>
+S arrangement_sum(const Mat<S> &P, const std::uint16_t *a, const std::uint16_t *b, int p) {
+  std::array<std::uint16_t, 16> tau{};
+  std::copy(b, b + p, tau.begin()); // sorted: next_permutation walks each arrangement once
+  S total(0);
+  do {
+    S prod(1);
+    for (int i = 0; i < p; ++i)
+      prod *= P(a[i], tau[i]);
+    total += prod;
+  } while (std::next_permutation(tau.begin(), tau.begin() + p));
+  return total;
+}
+
 /// \brief \f$ \mathrm{Sym}^p(P) \f$, the D x D matrix with \f$ \phi^p(P x) = \mathrm{Sym}^p(P)
 /// \phi^p(x) \f$ for every x (the seed's \f$ \bar P \f$, Proposition 3, restricted to the
 /// symmetric coordinates):
 /// \f[ \mathrm{Sym}^p(P)_{\alpha\beta} = \frac{\mathrm{per}\, P[a, b]}{\sqrt{\alpha!\, \beta!}}
-///   = \mathrm{per}\, P[a, b]\; \frac{\sqrt{c_\alpha c_\beta}}{p!}, \f]
+///   = \sqrt{\frac{c_\alpha}{c_\beta}} \sum_{\tau} \prod_i P_{a_i \tau_i}, \f]
 /// a, b the sorted index tuples of multisets \f$ \alpha, \beta \f$, \f$ \alpha! = \prod_j
-/// m_j! \f$ and \f$ c_\alpha = p!/\alpha! \f$ the multinomial. It is a functor:
-/// Sym(PQ) = Sym(P) Sym(Q), Sym(P^T) = Sym(P)^T, so it is orthogonal when P is.
-/// Explicit, for small d only: costs D^2 p! p operations; throws InputError past max_bytes.
+/// m_j! \f$, \f$ c_\alpha = p!/\alpha! \f$ the multinomial, \f$ \tau \f$ the distinct
+/// arrangements of b (arrangement_sum). It is a functor: Sym(PQ) = Sym(P) Sym(Q),
+/// Sym(P^T) = Sym(P)^T, so it is orthogonal when P is.
+/// Explicit, for small d only: costs D d^p p operations; throws InputError past max_bytes.
 /// P: d x d; returns D x D.
 template <Scalar S>
 Mat<S> sym_power(const Mat<S> &P, int p, std::size_t max_bytes = default_max_bytes) {
   if (P.rows() != P.cols())
     throw InputError("P", "must be square, got " + std::to_string(P.rows()) + " x " +
                               std::to_string(P.cols()));
-  if (p > 12)
-    throw InputError("p", "Sym^p(P) sums p! permutations per entry; p = " + std::to_string(p) +
-                              " is over 12");
+  if (p > 16)
+    throw InputError("p", "Sym^p(P) takes p <= 16, got " + std::to_string(p));
   const Basis b = basis(static_cast<std::size_t>(P.rows()), p, max_bytes);
   const long double D = static_cast<long double>(b.size());
   sympow::detail::require_memory(
       "P", "Sym^" + std::to_string(p) + "(P), D x D with D = " + std::to_string(b.size()), D * D,
       sizeof(S), max_bytes);
   const Vec<S> w = sqrt_multinomials<S>(b);
-  std::uint64_t p_factorial = 1;
-  for (int i = 2; i <= p; ++i)
-    p_factorial *= static_cast<std::uint64_t>(i);
-  const S inv_p_factorial = S(1) / from_double<S>(static_cast<double>(p_factorial));
   const Eigen::Index n = static_cast<Eigen::Index>(b.size());
   Mat<S> M(n, n);
   for (Eigen::Index r = 0; r < n; ++r)
     for (Eigen::Index c = 0; c < n; ++c)
-      M(r, c) = permanent(P, b.multiset(static_cast<std::size_t>(r)),
-                          b.multiset(static_cast<std::size_t>(c)), p) *
-                (w(r) * w(c) * inv_p_factorial);
+      M(r, c) = arrangement_sum(P, b.multiset(static_cast<std::size_t>(r)),
+                                b.multiset(static_cast<std::size_t>(c)), p) *
+                (w(r) / w(c));
   return M;
 }
 
