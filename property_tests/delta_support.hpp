@@ -1,0 +1,296 @@
+// ruleproof property tests of the delta-rule family (delta_rule, gated_delta_rule, kda):
+// drawn cases, the forms by rule, and the error bounds, all computed from the precision
+// (Higham's gamma_n), a computed magnitude and the condition number of I + A0.
+//
+// Domain: keys with ||k||_2 <= 1 (or normalised inside the op), beta in (0, 1] or (0, 2],
+// g <= 0. Then every step I - beta_t k_t k_t^T has eigenvalues in [-1, 1] and the decay is
+// <= 1, so each step is a contraction: ||S_t||_F <= ||S_0||_F + sum_s beta_s ||k_s|| ||v_s||
+// (the magnitude M below), and rounding errors made at one step are not amplified later.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <rapidcheck/catch.h>
+#include <rapidcheck/detail/Configuration.h>
+
+#include "reference/core/compare.hpp"
+#include "reference/kda/kda.hpp"
+
+namespace ruleproof::delta_tests {
+
+enum class Rule { delta_rule, gated_delta_rule, kda };
+
+inline std::string name_of(Rule r) {
+  switch (r) {
+  case Rule::delta_rule: return "delta_rule";
+  case Rule::gated_delta_rule: return "gated_delta_rule";
+  case Rule::kda: return "kda";
+  }
+  return "?";
+}
+
+inline GateKind gate_of(Rule r) {
+  switch (r) {
+  case Rule::delta_rule: return GateKind::none;
+  case Rule::gated_delta_rule: return GateKind::scalar;
+  case Rule::kda: return GateKind::key;
+  }
+  return GateKind::none;
+}
+
+/// \brief One drawn case: shapes, options and the seed its values come from.
+struct Case {
+  Rule rule = Rule::kda;
+  std::size_t B = 1, T = 0, H = 1, groups = 1, K = 1, V = 1, C = 1;
+  std::vector<std::int64_t> cu_seqlens; ///< empty: one sequence a batch row
+  bool has_h0 = false, l2norm = false, neg_eigval = false, extreme_gates = false;
+  std::uint64_t values_seed = 0;
+  std::size_t HV() const { return H * groups; }
+  std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
+  kda::Variant variant() const {
+    kda::Variant v;
+    v.use_qk_l2norm = l2norm;
+    v.allow_neg_eigval = neg_eigval;
+    return v;
+  }
+  Options options() const {
+    Options o;
+    o.chunk_size = C;
+    o.cu_seqlens = cu_seqlens;
+    return o;
+  }
+};
+
+inline std::string describe(const Case &c) {
+  std::ostringstream os;
+  os << name_of(c.rule) << " B=" << c.B << " T=" << c.T << " H=" << c.H << " HV=" << c.HV()
+     << " K=" << c.K << " V=" << c.V << " C=" << c.C << " h0=" << c.has_h0 << " l2norm=" << c.l2norm
+     << " beta_up_to_2=" << c.neg_eigval << " extreme_gates=" << c.extreme_gates
+     << " values_seed=" << c.values_seed;
+  if (!c.cu_seqlens.empty()) {
+    os << " cu_seqlens=[";
+    for (std::size_t i = 0; i < c.cu_seqlens.size(); ++i)
+      os << (i ? "," : "") << c.cu_seqlens[i];
+    os << "]";
+  }
+  return os.str();
+}
+inline void showValue(const Case &c, std::ostream &os) { os << describe(c); }
+
+/// A size in [lo, hi], independent of the RapidCheck size (TOOLCHAIN.md).
+inline rc::Gen<std::size_t> size_in(std::size_t lo, std::size_t hi) {
+  return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi + 1));
+}
+
+/// \brief Draws a case; `max_T` bounds the length, `varlen` cuts row 0 into sequences
+/// (empty ones included).
+inline Case draw_case(std::size_t max_T, bool varlen) {
+  Case c;
+  c.rule = static_cast<Rule>(*size_in(0, 2));
+  c.T = *size_in(0, max_T);
+  c.H = *size_in(1, 2);
+  c.groups = *size_in(1, 2);
+  c.K = *size_in(1, 5);
+  c.V = *size_in(1, 4);
+  c.C = *size_in(1, c.T + 2);
+  if (varlen) {
+    c.B = 1;
+    const std::size_t cuts = *size_in(0, 3);
+    std::vector<std::int64_t> offsets{0, static_cast<std::int64_t>(c.T)};
+    for (std::size_t i = 0; i < cuts; ++i)
+      offsets.push_back(static_cast<std::int64_t>(*size_in(0, c.T)));
+    std::sort(offsets.begin(), offsets.end());
+    c.cu_seqlens = offsets;
+  } else {
+    c.B = *size_in(1, 2);
+  }
+  c.has_h0 = *rc::gen::arbitrary<bool>();
+  c.l2norm = *rc::gen::arbitrary<bool>();
+  c.neg_eigval = *rc::gen::arbitrary<bool>();
+  c.extreme_gates = c.rule != Rule::delta_rule && *size_in(0, 3) == 0;
+  c.values_seed = *rc::gen::arbitrary<std::uint64_t>();
+  return c;
+}
+
+/// \brief The inputs of a case in double: q, v, h0 uniform in [-1, 1]; k rows uniform then
+/// scaled to ||k|| <= 1 (unless normalised inside the op); beta in (0, 1] or (0, 2]; g in
+/// [-1, 0], or with extreme gates a mix of -1e-8 and values down to -400 (exp(-400 C)
+/// leaves the range of double: gla's ChunkDecay must take its pairwise branch).
+inline Inputs<double> make_inputs(const Case &c) {
+  std::mt19937_64 rng(c.values_seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0), open01(0.0, 1.0);
+  const auto fill = [&](Shape s) {
+    Tensor<double> x(std::move(s));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = unit(rng);
+    return x;
+  };
+  const std::size_t HV = c.HV();
+  Inputs<double> in;
+  in.q = fill({c.B, c.T, c.H, c.K});
+  in.k = fill({c.B, c.T, c.H, c.K});
+  if (!c.l2norm)
+    for (std::size_t row = 0; row < c.B * c.T * c.H; ++row) {
+      double norm2 = 0;
+      for (std::size_t i = 0; i < c.K; ++i)
+        norm2 += in.k[row * c.K + i] * in.k[row * c.K + i];
+      if (norm2 > 1)
+        for (std::size_t i = 0; i < c.K; ++i)
+          in.k[row * c.K + i] /= std::sqrt(norm2) * (1 + 1e-15);
+    }
+  in.v = fill({c.B, c.T, HV, c.V});
+  in.beta = Tensor<double>({c.B, c.T, HV});
+  const double beta_high = c.neg_eigval ? 2.0 : 1.0;
+  for (std::size_t i = 0; i < in.beta.size(); ++i)
+    in.beta[i] = beta_high * (1.0 - open01(rng)); // (0, high]
+  if (c.rule != Rule::delta_rule) {
+    in.g =
+        c.rule == Rule::kda ? Tensor<double>({c.B, c.T, HV, c.K}) : Tensor<double>({c.B, c.T, HV});
+    for (std::size_t i = 0; i < in.g.size(); ++i) {
+      const double u = open01(rng);
+      in.g[i] = c.extreme_gates ? (u < 0.5 ? -1e-8 : -400.0 * u) : -u;
+    }
+  }
+  if (c.has_h0)
+    in.h0 = fill({c.sequences(), HV, c.K, c.V});
+  return in;
+}
+
+/// Upstream gradients for a case's outputs, uniform in [-1, 1].
+inline Cotangents<double> make_cotangents(const Case &c, const Output<double> &out) {
+  std::mt19937_64 rng(c.values_seed ^ 0x9e3779b97f4a7c15ull);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  Cotangents<double> ct{Tensor<double>(out.o.shape()), Tensor<double>(out.final_state.shape())};
+  for (std::size_t i = 0; i < ct.d_o.size(); ++i)
+    ct.d_o[i] = unit(rng);
+  for (std::size_t i = 0; i < ct.d_ht.size(); ++i)
+    ct.d_ht[i] = unit(rng);
+  return ct;
+}
+
+enum class Form { recurrent, parallel, chunk };
+inline std::string name_of(Form f) {
+  return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
+}
+
+template <Scalar S> Output<S> run(Form f, const Case &c, const Inputs<S> &in, const Options &opts) {
+  const GateKind gate = gate_of(c.rule);
+  switch (f) {
+  case Form::recurrent: return kda::family::recurrent(in, opts, gate, c.variant());
+  case Form::parallel: return kda::family::parallel(in, opts, gate, c.variant());
+  case Form::chunk: return kda::family::chunk(in, opts, gate, c.variant());
+  }
+  return {};
+}
+
+template <Scalar S>
+Grads<S> run_backward(const Case &c, const Inputs<S> &in, const Cotangents<S> &ct,
+                      const Options &opts) {
+  return kda::family::chunk_backward(in, ct, opts, gate_of(c.rule), c.variant());
+}
+
+/// Every head of every sequence of a case, as kda's chunkwise form sees it.
+template <Scalar S> std::vector<Head<S>> kda_heads(const Case &c, const Inputs<S> &in) {
+  const Inputs<S> x = kda::family::with_value_heads(in, kda::value_groups(in));
+  const Signature sig = kda::signature_of(gate_of(c.rule), c.variant());
+  std::vector<Head<S>> heads;
+  for (const Sequence &seq : sequences_of(c.B, c.T, c.options()))
+    for (std::size_t h = 0; h < c.HV(); ++h)
+      heads.push_back(kda::as_kda(slice_head(x, seq, h, sig), gate_of(c.rule), c.variant()));
+  return heads;
+}
+
+/// \brief The magnitudes the bounds are made of, computed from the inputs.
+struct Magnitudes {
+  double state = 0;   ///< M: max over heads of ||S_0||_F + sum_t beta_t ||k_t|| ||v_t||
+  double query = 0;   ///< max_t ||scale q_t|| (after normalisation)
+  double kappa = 1;   ///< max over chunks (C and the whole sequence) of cond_inf(I + A0)
+  double amplify = 1; ///< chain rule through l2norm: max 1 / sqrt(||x||^2 + eps), else 1
+  /// max over chunks of size C and keys of sum |g| over the chunk: the cumulative gate
+  /// g_cum carries an absolute rounding error gamma_n span, which exp(g_cum_i - g_cum_j)
+  /// turns into a relative one (log-space forms only; the recurrence multiplies exp(g_t))
+  double gate_span = 0;
+};
+
+/// cond_inf(I + A0) = ||I + A0||_inf ||(I + A0)^-1||_inf.
+template <Scalar S> double condition_inf(const Mat<S> &A0, const Mat<S> &A) {
+  const Mat<S> T = Mat<S>::Identity(A0.rows(), A0.cols()) + A0;
+  if (T.rows() == 0)
+    return 1;
+  return to_double(S(T.cwiseAbs().rowwise().sum().maxCoeff())) *
+         to_double(S(A.cwiseAbs().rowwise().sum().maxCoeff()));
+}
+
+template <Scalar S> Magnitudes magnitudes(const Case &c, const Inputs<S> &in) {
+  Magnitudes m;
+  const double scale = 1 / std::sqrt(static_cast<double>(c.K));
+  for (const Head<S> &x : kda_heads(c, in)) {
+    double state = to_double(S(x.h0.norm()));
+    for (Eigen::Index t = 0; t < x.q.rows(); ++t) {
+      state += to_double(S(x.beta(t) * x.k.row(t).norm() * x.v.row(t).norm()));
+      m.query = std::max(m.query, scale * to_double(S(x.q.row(t).norm())));
+    }
+    m.state = std::max(m.state, state);
+    for (const auto &[s, n] : gla::detail::chunks_of(x.g.rows(), c.C))
+      m.gate_span = std::max(
+          m.gate_span, to_double(S(x.g.middleRows(s, n).cwiseAbs().colwise().sum().maxCoeff())));
+    for (std::size_t C : {c.C, std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows()))}) {
+      const kda::ChunkForward<S> f = kda::chunk_forward_head(x, S(scale), C);
+      for (std::size_t i = 0; i < f.stages.A.size(); ++i)
+        m.kappa = std::max(m.kappa, condition_inf(f.stages.A0[i], f.stages.A[i]));
+    }
+  }
+  if (c.l2norm)
+    for (const Tensor<S> *x : {&in.q, &in.k})
+      for (std::size_t row = 0; row < x->size() / c.K; ++row) {
+        double norm2 = 0;
+        for (std::size_t i = 0; i < c.K; ++i)
+          norm2 += to_double((*x)[row * c.K + i]) * to_double((*x)[row * c.K + i]);
+        m.amplify = std::max(m.amplify, 1 / std::sqrt(norm2 + c.variant().l2norm_eps));
+      }
+  return m;
+}
+
+/// \brief Rounded operations on the longest chain behind one output element: a state
+/// entry is T updates deep, each a dot product of K terms and 3 more operations; the
+/// chunkwise and parallel forms add dot products over C rows and V columns.
+inline double forward_ops(const Case &c) {
+  return static_cast<double>((c.T + c.C) * (c.K + c.V + 3));
+}
+
+/// \brief The forward bound: gamma_n kappa M (1 + 2 gate_span) for states, times
+/// max ||q~|| for outputs.
+template <Scalar S> struct ForwardBound { S o, state; };
+template <Scalar S> ForwardBound<S> forward_bound(const Case &c, const Magnitudes &m) {
+  const S base = gamma_n<S>(forward_ops(c)) *
+                 from_double<S>(m.kappa * std::max(m.state, 1e-300) * (1 + 2 * m.gate_span));
+  return {base * from_double<S>(std::max(m.query, 1.0)), base};
+}
+
+/// Compares a form's outputs with the reference's under the forward bound.
+template <Scalar S>
+bool agree(const Output<S> &a, const Output<S> &b, const ForwardBound<S> &bound, std::string &why) {
+  const Discrepancy d_o = compare(a.o, b.o, [&](std::size_t) { return bound.o; });
+  const Discrepancy d_s =
+      compare(a.final_state, b.final_state, [&](std::size_t) { return bound.state; });
+  std::ostringstream os;
+  os << "o: error/bound " << d_o.worst_over_bound << " (abs " << d_o.max_abs_error << ", bound "
+     << to_double(bound.o) << ", finite " << d_o.finite << "); final state: error/bound "
+     << d_s.worst_over_bound << " (abs " << d_s.max_abs_error << ", finite " << d_s.finite << ")";
+  why = os.str();
+  return d_o.holds() && d_s.holds();
+}
+
+/// Logs the RapidCheck seed of the run, to replay with RC_PARAMS="seed=N".
+inline std::uint64_t log_seed() {
+  const std::uint64_t seed = rc::detail::configuration().testParams.seed;
+  WARN("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
+  return seed;
+}
+
+} // namespace ruleproof::delta_tests
