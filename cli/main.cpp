@@ -6,6 +6,7 @@
 #include "exit_codes.hpp"
 #include "reference/core/inputs.hpp"
 #include "run.hpp"
+#include "verify.hpp"
 
 int main(int argc, char **argv) {
   using namespace ruleproof::cli;
@@ -14,6 +15,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   int status = ok;
   add_run_command(app, status);
+  add_verify_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success &e) {

@@ -1,0 +1,343 @@
+// ruleproof verify: every property of property_tests/checks (the same checks the Catch
+// suite runs) for every rule x scalar, on cases drawn from the same RapidCheck generators
+// with seeds derived from --seed, shrunk to a smallest counterexample when one fails.
+#include "verify.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <rapidcheck.h>
+
+#include "property_tests/checks/generators.hpp"
+#include "property_tests/checks/run.hpp"
+#include "reports/json_file.hpp"
+
+namespace ruleproof::cli {
+
+namespace {
+
+using namespace ruleproof::checks;
+
+struct VerifyOptions {
+  std::vector<std::string> rules, properties, scalars;
+  std::uint64_t seed = 1;
+  std::size_t cases = 12;
+  std::string out = "reports/out/verify.json";
+  unsigned threads = 1;
+};
+
+/// Properties whose failure is a reference bug already reported; they are run and shown, but
+/// do not change the exit status (remove an entry once its bug is fixed).
+bool known_reference_bug(Property p, ScalarKind) {
+  return p == Property::causality_extreme_gates; // gla chunk: factored/pairwise per chunk
+}
+
+/// splitmix64: one well-mixed 64-bit number from another.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t hash_of(const std::string &s) {
+  std::uint64_t h = 1469598103934665603ULL; // FNV-1a
+  for (unsigned char ch : s)
+    h = (h ^ ch) * 1099511628211ULL;
+  return h;
+}
+
+/// The seed of case i of property p on rule r: the same in every scalar, so the three
+/// precisions see the same inputs.
+std::uint64_t case_seed(std::uint64_t seed, Property p, const std::string &rule, std::size_t i) {
+  return mix(seed ^ mix(hash_of(name_of(p)) ^ mix(hash_of(rule) + i)));
+}
+
+/// One row of the table: rule x scalar x property x form.
+struct Row {
+  std::string rule, scalar, property, form, against;
+  std::size_t cases = 0, failures = 0, elements = 0;
+  double worst_rel = 0, worst_ratio = 0;
+  bool known_bug = false;
+  std::string worst_where, counterexample, counterexample_where;
+  std::uint64_t failing_seed = 0;
+  bool holds() const { return failures == 0; }
+  double digits() const {
+    return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
+  }
+};
+
+struct Job {
+  RuleInfo rule;
+  ScalarKind scalar;
+  Property property;
+  std::vector<Case> cases;
+  std::vector<std::uint64_t> seeds;
+  std::vector<Row> rows; // one per form, in the order the check reports them
+  std::string error;
+  double seconds = 0;
+};
+
+Report check_or_error(const Job &job, const Case &c) {
+  return run_check(job.scalar, job.property, job.rule.name, c);
+}
+
+void record(Job &job, const Report &r, std::size_t case_index) {
+  for (std::size_t f = 0; f < r.measures.size(); ++f) {
+    const Measure &m = r.measures[f];
+    if (job.rows.size() <= f) {
+      Row row;
+      row.rule = job.rule.name, row.scalar = name_of(job.scalar);
+      row.property = name_of(job.property), row.form = m.form, row.against = m.against;
+      row.known_bug = known_reference_bug(job.property, job.scalar);
+      job.rows.push_back(row);
+    }
+    Row &row = job.rows[f];
+    ++row.cases;
+    row.elements += m.elements;
+    row.worst_rel = std::max(row.worst_rel, m.worst_rel);
+    if (!m.holds() || m.worst_ratio > row.worst_ratio) {
+      if (row.worst_ratio < m.worst_ratio || !m.finite)
+        row.worst_where = m.where;
+      row.worst_ratio = m.finite ? std::max(row.worst_ratio, m.worst_ratio)
+                                 : std::numeric_limits<double>::infinity();
+    }
+    if (!m.holds() && row.failures++ == 0)
+      row.failing_seed = job.seeds[case_index];
+  }
+}
+
+void run_job(Job &job) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (std::size_t i = 0; i < job.cases.size(); ++i)
+      record(job, check_or_error(job, job.cases[i]), i);
+  } catch (const std::exception &e) {
+    job.error = e.what();
+  }
+  job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Greedy shrinking through the generator's own shrinks: keep the first smaller case that
+/// still fails, until none does (or a budget of checks is spent).
+std::pair<Case, std::string> shrink(const Job &job, std::uint64_t seed) {
+  rc::Shrinkable<Case> current = gen::case_for(job.property, job.rule)(rc::Random(seed), 100);
+  Report report = check_or_error(job, current.value());
+  int budget = 400;
+  for (bool progress = true; progress && budget > 0;) {
+    progress = false;
+    auto shrinks = current.shrinks();
+    while (auto next = shrinks.next()) {
+      if (--budget <= 0)
+        break;
+      Report r;
+      try {
+        r = check_or_error(job, next->value());
+      } catch (const std::exception &) {
+        continue;
+      }
+      if (!r.holds()) {
+        current = *next, report = r, progress = true;
+        break;
+      }
+    }
+  }
+  return {current.value(), report.summary()};
+}
+
+std::string fmt_number(double x) {
+  if (std::isinf(x))
+    return "inf";
+  return fmt::format("{:.2e}", x);
+}
+
+int run_verify(const VerifyOptions &opt) {
+  // Which rules, properties, scalars.
+  const std::vector<RuleInfo> known = rule_infos();
+  std::vector<RuleInfo> rules;
+  if (opt.rules.empty())
+    rules = known;
+  for (const std::string &name : opt.rules) {
+    const auto it =
+        std::find_if(known.begin(), known.end(), [&](const RuleInfo &r) { return r.name == name; });
+    if (it == known.end()) {
+      std::string names;
+      for (const RuleInfo &r : known)
+        names += (names.empty() ? "" : ", ") + r.name;
+      fmt::print(stderr, "ruleproof verify: unknown rule '{}'; known rules: {}\n", name, names);
+      return 2;
+    }
+    rules.push_back(*it);
+  }
+  std::vector<Property> properties;
+  for (Property p : all_properties)
+    if (opt.properties.empty() ||
+        std::find(opt.properties.begin(), opt.properties.end(), name_of(p)) != opt.properties.end())
+      properties.push_back(p);
+  for (const std::string &name : opt.properties)
+    if (std::none_of(all_properties.begin(), all_properties.end(),
+                     [&](Property p) { return name_of(p) == name; })) {
+      fmt::print(stderr, "ruleproof verify: unknown property '{}'\n", name);
+      return 2;
+    }
+  std::vector<ScalarKind> scalars;
+  for (ScalarKind s : all_scalars)
+    if (opt.scalars.empty() ||
+        std::find(opt.scalars.begin(), opt.scalars.end(), name_of(s)) != opt.scalars.end())
+      scalars.push_back(s);
+  if (scalars.empty()) {
+    fmt::print(stderr, "ruleproof verify: no known scalar among --scalar (double, long_double, "
+                       "float128)\n");
+    return 2;
+  }
+
+  // Draw every case first, serially (the generators are not shared across threads).
+  std::vector<Job> jobs;
+  for (Property p : properties)
+    for (const RuleInfo &r : rules) {
+      if (!applies(p, r.gate))
+        continue;
+      std::vector<Case> cases;
+      std::vector<std::uint64_t> seeds;
+      for (std::size_t i = 0; i < opt.cases; ++i) {
+        seeds.push_back(case_seed(opt.seed, p, r.name, i));
+        cases.push_back(gen::case_for(p, r)(rc::Random(seeds.back()), 100).value());
+      }
+      for (ScalarKind s : scalars)
+        jobs.push_back({r, s, p, cases, seeds, {}, {}, 0});
+    }
+
+  fmt::print(stderr,
+             "ruleproof verify: {} rules x {} properties x {} scalars, {} cases each, "
+             "seed {}, {} thread(s)\n",
+             rules.size(), properties.size(), scalars.size(), opt.cases, opt.seed, opt.threads);
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex print_lock;
+  const auto worker = [&] {
+    for (std::size_t i; (i = next++) < jobs.size();) {
+      run_job(jobs[i]);
+      const Job &j = jobs[i];
+      bool ok = j.error.empty();
+      for (const Row &row : j.rows)
+        ok = ok && row.holds();
+      std::lock_guard<std::mutex> lock(print_lock);
+      fmt::print(stderr, "  [{}/{}] {} {} {}: {} ({:.1f} s)\n", ++done, jobs.size(), j.rule.name,
+                 name_of(j.scalar), name_of(j.property),
+                 !j.error.empty() ? "ERROR " + j.error : (ok ? "holds" : "FAILS"), j.seconds);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::max(1u, opt.threads); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (auto &t : pool)
+    t.join();
+
+  // Shrink failures, serially.
+  for (Job &j : jobs)
+    for (Row &row : j.rows)
+      if (!row.holds()) {
+        fmt::print(stderr, "  shrinking {} {} {} {} ...\n", row.rule, row.scalar, row.property,
+                   row.form);
+        const auto [c, summary] = shrink(j, row.failing_seed);
+        row.counterexample = describe(c);
+        row.counterexample_where = summary;
+      }
+
+  // The table.
+  bool all_hold = true;
+  nlohmann::json results = nlohmann::json::array();
+  fmt::print("{:<32} {:<11} {:<67} {:<17} {:>5} {:>9} {:>9} {:>6}  {}\n", "rule", "scalar",
+             "property", "form", "cases", "rel.err", "err/bnd", "digits", "verdict");
+  for (const Job &j : jobs) {
+    if (!j.error.empty()) {
+      all_hold = false;
+      fmt::print("{:<32} {:<11} {:<67} error: {}\n", j.rule.name, name_of(j.scalar),
+                 name_of(j.property), j.error);
+      results.push_back({{"rule", j.rule.name},
+                         {"scalar", name_of(j.scalar)},
+                         {"property", name_of(j.property)},
+                         {"holds", false},
+                         {"error", j.error}});
+      continue;
+    }
+    for (const Row &row : j.rows) {
+      const std::string verdict =
+          row.holds() ? "holds" : (row.known_bug ? "FAILS (known reference bug)" : "FAILS");
+      if (!row.holds() && !row.known_bug)
+        all_hold = false;
+      fmt::print("{:<32} {:<11} {:<67} {:<17} {:>5} {:>9} {:>9} {:>6.1f}  {}\n", row.rule,
+                 row.scalar, row.property, row.form, row.cases, fmt_number(row.worst_rel),
+                 fmt_number(row.worst_ratio), std::min(row.digits(), 99.0), verdict);
+      nlohmann::json r = {{"rule", row.rule},
+                          {"scalar", row.scalar},
+                          {"property", row.property},
+                          {"form", row.form},
+                          {"against", row.against},
+                          {"cases", row.cases},
+                          {"failures", row.failures},
+                          {"elements", row.elements},
+                          {"worst_relative_error", row.worst_rel},
+                          {"worst_error_over_bound", std::isinf(row.worst_ratio)
+                                                         ? nlohmann::json("inf")
+                                                         : nlohmann::json(row.worst_ratio)},
+                          {"digits", std::isinf(row.digits()) ? nlohmann::json("all")
+                                                              : nlohmann::json(row.digits())},
+                          {"worst", row.worst_where},
+                          {"holds", row.holds()},
+                          {"known_reference_bug", row.known_bug && !row.holds()}};
+      if (!row.holds()) {
+        r["failing_case_seed"] = row.failing_seed;
+        r["counterexample"] = row.counterexample;
+        r["counterexample_result"] = row.counterexample_where;
+        fmt::print("    counterexample: {}\n    {}", row.counterexample, row.counterexample_where);
+      }
+      results.push_back(r);
+    }
+  }
+  const nlohmann::json doc = {{"tool", "ruleproof verify"},
+                              {"seed", opt.seed},
+                              {"cases", opt.cases},
+                              {"holds", all_hold},
+                              {"results", results}};
+  try {
+    reports::write_json_atomically(opt.out, doc);
+    fmt::print(stderr, "ruleproof verify: wrote {}\n", opt.out);
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "ruleproof verify: {}\n", e.what());
+    return 1;
+  }
+  fmt::print("{}\n", all_hold ? "every property holds" : "a property FAILS");
+  return all_hold ? 0 : 1;
+}
+
+} // namespace
+
+void add_verify_command(CLI::App &app, int &status) {
+  auto opt = std::make_shared<VerifyOptions>();
+  CLI::App *sub = app.add_subcommand(
+      "verify", "check every property of every rule, form and scalar (exit 0: all hold)");
+  sub->add_option("--rule", opt->rules, "rule to check (repeatable); default: every rule");
+  sub->add_option("--property", opt->properties, "property to check (repeatable); default: all");
+  sub->add_option("--scalar", opt->scalars,
+                  "scalar type (repeatable: double, long_double, float128); default: all");
+  sub->add_option("--seed", opt->seed, "seed of the sweep; the same seed replays it exactly");
+  sub->add_option("--cases", opt->cases, "cases per rule, property and scalar")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--out", opt->out, "JSON report path");
+  sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  sub->callback([opt, &status] { status = run_verify(*opt); });
+}
+
+} // namespace ruleproof::cli

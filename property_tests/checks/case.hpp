@@ -1,0 +1,176 @@
+// ruleproof property checks: one drawn test case, the properties by name, and what a check
+// reports. Light on purpose (no Eigen products, no RapidCheck): the Catch tests and
+// `ruleproof verify` include it, the heavy templates live in properties.hpp and are compiled
+// once per scalar in run_<scalar>.cpp.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reference/core/validate.hpp"
+
+namespace ruleproof::checks {
+
+/// \brief The properties every rule must have. Names state the property.
+enum class Property {
+  forms_agree,   ///< parallel and chunkwise (every C >= 1) equal the recurrent form
+  varlen,        ///< cu_seqlens (B == 1, empty sequences allowed) equals each sequence alone
+  halves,        ///< two halves, the first's final state as the second's initial state
+  causality,     ///< inputs at t >= P leave outputs at t < P bitwise unchanged
+  gradients,     ///< chunk_backward == finite differences == dual numbers
+  extreme_gates, ///< g in {-1e-8, -60} mixed: finite and equal to the recurrent form
+  causality_extreme_gates, ///< causality with g in {-1e-8, -60} mixed
+};
+
+inline const std::array<Property, 7> all_properties{Property::forms_agree,
+                                                    Property::varlen,
+                                                    Property::halves,
+                                                    Property::causality,
+                                                    Property::gradients,
+                                                    Property::extreme_gates,
+                                                    Property::causality_extreme_gates};
+
+/// Whether property p says anything about a rule with this gate.
+inline bool applies(Property p, GateKind gate) {
+  return gate != GateKind::none ||
+         (p != Property::extreme_gates && p != Property::causality_extreme_gates);
+}
+
+inline std::string name_of(Property p) {
+  switch (p) {
+  case Property::forms_agree: return "chunkwise_and_parallel_equal_recurrent_any_chunk_size";
+  case Property::varlen: return "varlen_equals_each_sequence_alone";
+  case Property::halves: return "two_halves_with_carried_state_equal_one_run";
+  case Property::causality: return "later_inputs_leave_earlier_outputs_bitwise_unchanged";
+  case Property::gradients: return "chunk_backward_equals_finite_differences_equals_dual";
+  case Property::extreme_gates: return "extreme_gates_give_finite_results_equal_to_recurrent";
+  case Property::causality_extreme_gates:
+    return "later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates";
+  }
+  return "?";
+}
+
+/// The scalar types a check runs in.
+enum class ScalarKind { double_, long_double, float128 };
+inline const std::array<ScalarKind, 3> all_scalars{ScalarKind::double_, ScalarKind::long_double,
+                                                   ScalarKind::float128};
+inline std::string name_of(ScalarKind s) {
+  switch (s) {
+  case ScalarKind::double_: return "double";
+  case ScalarKind::long_double: return "long_double";
+  case ScalarKind::float128: return "float128";
+  }
+  return "?";
+}
+
+/// \brief What the generators need to know about a rule (from rules::All).
+struct RuleInfo {
+  std::string name;
+  GateKind gate = GateKind::none;
+  std::size_t extra_state_columns = 0;   ///< 1 for normalised linear attention (z beside S)
+  bool positive_features = false;        ///< phi(q)^T z must stay away from zero
+  bool features_may_be_negative = false; ///< phi >= 0 for every input (elu+1, relu)
+};
+
+/// \brief One drawn test case. Every value is a small dyadic rational (exact in every
+/// scalar type), stored flat in the row-major layouts of DESIGN.md.
+struct Case {
+  std::size_t B = 1, T = 0, H = 1, K = 1, V = 1; ///< q, k: [B, T, H, K]; v: [B, T, H, V]
+  std::size_t C = 1;                             ///< chunk size, C >= 1
+  std::size_t state_columns = 1;                 ///< V, or V + 1 when z sits beside S
+  GateKind gate = GateKind::none;
+  std::vector<std::int64_t> cu_seqlens; ///< varlen cases only (then B == 1)
+  std::size_t split = 0;                ///< P: halves and causality
+  bool has_h0 = false;
+  std::vector<double> q, k, v, g, h0; ///< h0: [N, H, K, state_columns] when has_h0
+  std::vector<double> d_o, d_ht;      ///< cotangents (gradient cases); d_ht may be empty
+  std::vector<double> q_late, k_late, v_late, g_late; ///< causality: values for t >= P
+
+  std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
+};
+
+namespace detail {
+inline void show_values(std::ostream &os, const char *name, const std::vector<double> &x) {
+  if (x.empty())
+    return;
+  os << "\n  " << name << " = [";
+  for (std::size_t i = 0; i < x.size(); ++i)
+    os << (i ? ", " : "") << x[i];
+  os << "]";
+}
+} // namespace detail
+
+/// A readable, complete description of a case (enough to rebuild it by hand).
+inline std::string describe(const Case &c) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "B=" << c.B << " T=" << c.T << " H=" << c.H << " K=" << c.K << " V=" << c.V << " C=" << c.C
+     << " P=" << c.split << " initial_state=" << (c.has_h0 ? "yes" : "no");
+  if (!c.cu_seqlens.empty()) {
+    os << " cu_seqlens=[";
+    for (std::size_t i = 0; i < c.cu_seqlens.size(); ++i)
+      os << (i ? "," : "") << c.cu_seqlens[i];
+    os << "]";
+  }
+  detail::show_values(os, "q", c.q);
+  detail::show_values(os, "k", c.k);
+  detail::show_values(os, "v", c.v);
+  detail::show_values(os, "g", c.g);
+  detail::show_values(os, "h0", c.h0);
+  detail::show_values(os, "do", c.d_o);
+  detail::show_values(os, "dht", c.d_ht);
+  detail::show_values(os, "q(t>=P)", c.q_late);
+  detail::show_values(os, "k(t>=P)", c.k_late);
+  detail::show_values(os, "v(t>=P)", c.v_late);
+  detail::show_values(os, "g(t>=P)", c.g_late);
+  return os.str();
+}
+
+/// RapidCheck prints counterexamples through this (found by argument-dependent lookup).
+inline void showValue(const Case &c, std::ostream &os) { os << describe(c); }
+
+/// \brief One comparison of a check: a form's result against its reference, the worst
+/// element over every tensor compared, and the bound that element had.
+struct Measure {
+  Measure() = default;
+  Measure(std::string form_, std::string against_)
+      : form(std::move(form_)), against(std::move(against_)) {}
+  std::string form;         ///< recurrent, parallel, chunk, chunk_backward, finite_difference
+  std::string against;      ///< what it was compared with
+  std::size_t elements = 0; ///< elements compared
+  double worst_ratio = 0;   ///< max |a - b| / bound (bitwise checks: 0 or infinity)
+  double worst_rel = 0;     ///< max over tensors of max|a - b| / max|b|
+  bool finite = true;       ///< false when a NaN or infinity showed up
+  std::string where;        ///< the worst element: tensor, index, both values and the bound
+  bool holds() const { return finite && worst_ratio <= 1.0; }
+  double digits() const {
+    return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
+  }
+};
+
+/// \brief The result of one check on one case: a Measure per form compared.
+struct Report {
+  bool applicable = true; ///< false when the property says nothing about this rule
+  std::vector<Measure> measures;
+  bool holds() const {
+    for (const auto &m : measures)
+      if (!m.holds())
+        return false;
+    return true;
+  }
+  std::string summary() const {
+    std::ostringstream os;
+    for (const auto &m : measures)
+      os << m.form << " vs " << m.against << ": " << (m.holds() ? "holds" : "FAILS")
+         << ", error/bound " << m.worst_ratio << ", rel " << m.worst_rel
+         << (m.where.empty() ? "" : ", worst " + m.where) << "\n";
+    return os.str();
+  }
+};
+
+} // namespace ruleproof::checks

@@ -1,0 +1,586 @@
+// ruleproof property checks: ONE implementation of each property, templated on the rule and
+// the scalar. The Catch tests and `ruleproof verify` both reach it through run.hpp; it is
+// instantiated once per scalar in run_<scalar>.cpp.
+//
+// Tolerances are derived from the precision, never typed in.
+//
+// Forward forms. Every output element of the GLA family is a sum of terms
+// q~_c k_c v_j exp(sum of gates) (and h0 terms), computed through chains of rounded
+// operations. With u the unit roundoff, a chain of n operations has relative error at most
+// gamma_n = n u / (1 - n u) (Higham, Accuracy and Stability, 3.1), relative to the sum of
+// the ABSOLUTE values of the terms. That sum is M, the same rule's recurrent form run on
+// |q|, |k|, |v|, |h0| with the same gates (exp(g) > 0, so no term can cancel there). For
+// normalised attention with phi >= 0, num and den have nonnegative terms except through v,
+// so M is the normalised recurrent form on q, k, |v|, |h0|: |o - fl(o)| <= 2 gamma_n
+// (num_abs / den) once both num and den carry gamma_n. Two forms each within gamma_n M of
+// the truth differ by at most 2 gamma_n M.
+//   n counts the longest chain: 3 per recurrent step (decay, multiply, add), 2K + 2V for the
+// inner products and the two output products, 2C for a chunk's intra- and inter-chunk
+// products, 10 spare, plus the exponentials: a cumulative log-decay G (up to
+// Gmax = max |sum g| over a sequence) is summed with absolute error <= gamma_L Gmax, and
+// exp turns an absolute error of its argument into the same relative error, so differences
+// of two such sums add (2 L + 2) Gmax to n.
+//   Underflow (extreme gates in double) adds an absolute error of at most n times the
+// smallest normal number per element.
+//
+// Gradients, analytic (chunk_backward) against dual numbers (over the recurrent form).
+// Every gradient of <dO, O> + <dS, S_T> is again a sum of such terms; its magnitude M' is
+// the dual-number gradient of the same loss with |inputs| and |cotangents| (every
+// derivative of a positive term is a positive term, and d/dg_t of a term exp(sum_R g)
+// is that term when t is in R). For normalised attention the quotient rule gives
+// |dO| dnum_abs / den + |dO| num_abs dden / den^2, computed with dual numbers on the
+// un-normalised form [num | den]. The analytic dg sums q.dq - k.dk over s >= t, a
+// difference whose terms are bounded by |q| M'_dq + |k| M'_dk summed the same way (plus
+// |S_T| |dS_T| at the end): that is M'_dg. A backward pass chains a forward and a backward
+// sweep and a reverse cumulative sum: n' = 2 n + L + 10, bound 2 gamma_n' M'.
+//
+// Finite differences against dual numbers: the Richardson estimate finite_difference_grads
+// returns (truncation, |D(h) - D(2h)| / 3, plus its eps |L| / h), plus the rounding of the
+// two loss evaluations relative to the loss magnitude, 2 gamma_n Lmag / h, with Lmag
+// = <|dO|, M_o> + <|dS|, M_S> and h = eps^(1/3) max(1, |x|) as finite_difference_grads
+// chooses it, plus the dual side's gamma_n' M'.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "case.hpp"
+#include "reference/core/compare.hpp"
+#include "reference/core/gradients.hpp"
+#include "reference/rules.hpp"
+
+namespace ruleproof::checks {
+
+template <class Rule> RuleInfo info_of() {
+  RuleInfo r;
+  r.name = Rule::name();
+  const Signature sig = Rule::signature();
+  r.gate = sig.gate;
+  r.extra_state_columns = sig.extra_state_columns;
+  r.positive_features = Rule::domain().positive_features;
+  if constexpr (requires { Rule::variant; })
+    r.features_may_be_negative = Rule::variant.map != linear_attn::FeatureMap::identity;
+  return r;
+}
+
+namespace detail {
+
+template <class S> Tensor<S> tensor_of(const Shape &shape, const std::vector<double> &x) {
+  if (x.empty() && element_count(shape) > 0)
+    return Tensor<S>();
+  Tensor<S> t(shape);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i] = from_double<S>(x[i]);
+  return t;
+}
+
+inline Shape gate_shape(const Case &c) {
+  switch (c.gate) {
+  case GateKind::none: return {};
+  case GateKind::scalar: return {c.B, c.T, c.H};
+  case GateKind::key: return {c.B, c.T, c.H, c.K};
+  case GateKind::value: return {c.B, c.T, c.H, c.V};
+  }
+  return {};
+}
+
+template <class S> Inputs<S> inputs_of(const Case &c) {
+  Inputs<S> in;
+  in.q = tensor_of<S>({c.B, c.T, c.H, c.K}, c.q);
+  in.k = tensor_of<S>({c.B, c.T, c.H, c.K}, c.k);
+  in.v = tensor_of<S>({c.B, c.T, c.H, c.V}, c.v);
+  if (c.gate != GateKind::none)
+    in.g = tensor_of<S>(gate_shape(c), c.g);
+  if (c.has_h0)
+    in.h0 = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.h0);
+  return in;
+}
+
+template <class S> Cotangents<S> cotangents_of(const Case &c) {
+  Cotangents<S> ct;
+  ct.d_o = tensor_of<S>({c.B, c.T, c.H, c.V}, c.d_o);
+  if (!c.d_ht.empty())
+    ct.d_ht = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.d_ht);
+  return ct;
+}
+
+inline Options options_of(const Case &c) {
+  Options o;
+  o.chunk_size = c.C;
+  o.cu_seqlens = c.cu_seqlens;
+  o.output_final_state = true;
+  return o;
+}
+
+template <class S> void make_abs(Tensor<S> &t) {
+  using std::abs;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i] = abs(t[i]);
+}
+
+/// The inputs whose forward pass is the magnitude M (see the top of this file).
+template <class Rule, class S> Inputs<S> magnitude_inputs(Inputs<S> in) {
+  if (Rule::signature().extra_state_columns == 0) {
+    make_abs(in.q);
+    make_abs(in.k);
+  }
+  make_abs(in.v);
+  make_abs(in.h0);
+  return in;
+}
+
+/// Longest sequence of the call.
+inline std::size_t longest(const Case &c) {
+  if (c.cu_seqlens.empty())
+    return c.T;
+  std::int64_t L = 0;
+  for (std::size_t n = 1; n < c.cu_seqlens.size(); ++n)
+    L = std::max(L, c.cu_seqlens[n] - c.cu_seqlens[n - 1]);
+  return static_cast<std::size_t>(L);
+}
+
+/// Gmax: the largest |sum of g| over one sequence, head and key.
+inline double largest_log_decay(const Case &c) {
+  if (c.gate == GateKind::none)
+    return 0;
+  Options o = options_of(c);
+  const std::size_t D = c.gate == GateKind::scalar ? 1 : (c.gate == GateKind::key ? c.K : c.V);
+  double worst = 0;
+  for (const Sequence &s : sequences_of(c.B, c.T, o))
+    for (std::size_t h = 0; h < c.H; ++h)
+      for (std::size_t d = 0; d < D; ++d) {
+        double sum = 0;
+        for (std::size_t t = s.begin; t < s.end; ++t)
+          sum += std::abs(c.g[((s.batch * c.T + t) * c.H + h) * D + d]);
+        worst = std::max(worst, sum);
+      }
+  return worst;
+}
+
+/// n, the depth of the longest chain of rounded operations of a forward form.
+inline double forward_depth(const Case &c) {
+  const double L = static_cast<double>(longest(c));
+  const double K = static_cast<double>(c.K), V = static_cast<double>(c.state_columns);
+  const double C = static_cast<double>(c.C);
+  return 3 * L + 2 * K + 2 * V + 2 * C + 10 + (2 * L + 2) * largest_log_decay(c);
+}
+
+inline double backward_depth(const Case &c) {
+  return 2 * forward_depth(c) + static_cast<double>(longest(c)) + 10;
+}
+
+/// gamma_n, refusing a bound that would be vacuous (n u >= 1/2).
+template <class S> S gamma(double n) {
+  const double nu = n * to_double(scalar_traits<S>::epsilon()) / 2;
+  if (!(nu < 0.5))
+    throw std::runtime_error("gamma_n: n u = " + std::to_string(nu) + " leaves no bound");
+  return gamma_n<S>(n);
+}
+
+/// factor * gamma_n * |M_i| + n * (smallest normal), element by element.
+template <class S> Tensor<S> bound_from(const Tensor<S> &M, double n, double factor) {
+  using std::abs;
+  const S g = from_double<S>(factor) * gamma<S>(n);
+  const S floor = from_double<S>(n) * std::numeric_limits<S>::min();
+  Tensor<S> b(M.shape());
+  for (std::size_t i = 0; i < M.size(); ++i)
+    b[i] = g * abs(M[i]) + floor;
+  return b;
+}
+
+/// Compares a against the reference b with an element-wise bound, into a Measure.
+template <class S>
+void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tensor<S> &b,
+             const Tensor<S> &bound) {
+  if (a.shape() != b.shape()) {
+    m.finite = false;
+    m.where = what + ": shape " + shape_string(a.shape()) + " vs " + shape_string(b.shape());
+    return;
+  }
+  const Discrepancy d = compare(a, b, [&](std::size_t i) { return bound[i]; });
+  m.elements += a.size();
+  if (!d.finite) {
+    m.finite = false;
+    std::ostringstream os;
+    os << what << "[" << d.worst_index << "] not finite: " << d.value_a << " vs " << d.value_b;
+    m.where = os.str();
+    m.worst_ratio = std::numeric_limits<double>::infinity();
+    return;
+  }
+  m.worst_rel = std::max(m.worst_rel, d.max_rel_error);
+  if (d.worst_over_bound > m.worst_ratio || (m.where.empty() && d.worst_over_bound > 0)) {
+    m.worst_ratio = d.worst_over_bound;
+    std::ostringstream os;
+    os.precision(17);
+    os << what << "[" << d.worst_index << "] = " << d.value_a << " vs " << d.value_b << " (bound "
+       << to_double(bound.size() ? bound[d.worst_index] : S(0)) << ")";
+    m.where = os.str();
+  }
+}
+
+/// Bitwise equality, as a Measure: error/bound is 0 when identical, infinity otherwise.
+template <class S>
+void measure_identical(Measure &m, const std::string &what, const Tensor<S> &a,
+                       const Tensor<S> &b) {
+  measure(m, what, a, b, Tensor<S>(a.shape(), S(0)));
+  if (m.worst_ratio > 0 && m.finite)
+    m.worst_ratio = std::numeric_limits<double>::infinity();
+}
+
+template <class S>
+void measure_output(Measure &m, const Output<S> &a, const Output<S> &b, const Output<S> &mag,
+                    double n) {
+  measure(m, "o", a.o, b.o, bound_from(mag.o, n, 2));
+  measure(m, "final_state", a.final_state, b.final_state, bound_from(mag.final_state, n, 2));
+}
+
+/// Calls fn(name, form) for the three forward forms of Rule in S.
+template <class Rule, class S, class Fn> void for_each_form(Fn fn) {
+  fn("recurrent", [](const Inputs<S> &x, const Options &o) { return Rule::recurrent(x, o); });
+  fn("parallel", [](const Inputs<S> &x, const Options &o) { return Rule::parallel(x, o); });
+  fn("chunk", [](const Inputs<S> &x, const Options &o) { return Rule::chunk(x, o); });
+}
+
+/// Time steps [begin, end) of every batch row; gates follow; the state is left as is.
+template <class S> Tensor<S> time_slice(const Tensor<S> &x, std::size_t begin, std::size_t end) {
+  if (x.empty())
+    return x;
+  Shape shape = x.shape();
+  const std::size_t T = shape[1];
+  shape[1] = end - begin;
+  const std::size_t inner = element_count(x.shape()) / (shape[0] * (T ? T : 1));
+  Tensor<S> out(shape);
+  if (T == 0)
+    return out;
+  for (std::size_t b = 0; b < shape[0]; ++b)
+    for (std::size_t t = begin; t < end; ++t)
+      for (std::size_t i = 0; i < inner; ++i)
+        out[(b * shape[1] + (t - begin)) * inner + i] = x[(b * T + t) * inner + i];
+  return out;
+}
+
+/// Writes the rows of `part` ([B, T', ...]) into `x` at time offset `begin`.
+template <class S> void put_time_slice(Tensor<S> &x, const Tensor<S> &part, std::size_t begin) {
+  if (part.size() == 0)
+    return;
+  const std::size_t T = x.dim(1), Tp = part.dim(1), B = x.dim(0);
+  const std::size_t inner = part.size() / (B * Tp);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < Tp; ++t)
+      for (std::size_t i = 0; i < inner; ++i)
+        x[(b * T + begin + t) * inner + i] = part[(b * Tp + t) * inner + i];
+}
+
+/// Every per-step input cut to [begin, end); the initial state stays.
+template <class S> Inputs<S> time_slice(const Inputs<S> &in, std::size_t begin, std::size_t end) {
+  Inputs<S> out = in;
+  for (const auto &f : grad_fields<S>())
+    if (f.input != &Inputs<S>::h0)
+      out.*f.input = time_slice(in.*f.input, begin, end);
+  return out;
+}
+
+/// State n of [N, H, K, V'] as a [1, H, K, V'] tensor (empty stays empty).
+template <class S> Tensor<S> state_slice(const Tensor<S> &x, std::size_t n) {
+  if (x.empty())
+    return x;
+  Shape shape = x.shape();
+  shape[0] = 1;
+  Tensor<S> out(shape);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = x[n * out.size() + i];
+  return out;
+}
+
+template <class S> void put_state_slice(Tensor<S> &x, const Tensor<S> &part, std::size_t n) {
+  for (std::size_t i = 0; i < part.size(); ++i)
+    x[n * part.size() + i] = part[i];
+}
+
+} // namespace detail
+
+// ---------------------------------------------------------------------------------------
+// The properties.
+
+/// parallel == recurrent and chunk(C) == recurrent, output and final state.
+template <class Rule, class S> Report check_forms_agree(const Case &c) {
+  using namespace detail;
+  const Inputs<S> in = inputs_of<S>(c);
+  const Options opts = options_of(c);
+  const Output<S> rec = Rule::recurrent(in, opts);
+  const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
+  const double n = forward_depth(c);
+  Report r;
+  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+    if (name == "recurrent")
+      return;
+    Measure m{name, "recurrent"};
+    measure_output(m, form(in, opts), rec, mag, n);
+    r.measures.push_back(m);
+  });
+  return r;
+}
+
+/// With cu_seqlens, each form equals the same form run on each sequence alone.
+template <class Rule, class S> Report check_varlen(const Case &c) {
+  using namespace detail;
+  const Inputs<S> in = inputs_of<S>(c);
+  const Options opts = options_of(c);
+  Options alone_opts = opts;
+  alone_opts.cu_seqlens.clear();
+  const double n = forward_depth(c);
+  Report r;
+  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+    const Output<S> full = form(in, opts);
+    Output<S> expected{Tensor<S>(full.o.shape()), Tensor<S>(full.final_state.shape())};
+    Output<S> mag = expected;
+    for (std::size_t s = 0; s + 1 < c.cu_seqlens.size(); ++s) {
+      const auto begin = static_cast<std::size_t>(c.cu_seqlens[s]);
+      Inputs<S> one = time_slice(in, begin, static_cast<std::size_t>(c.cu_seqlens[s + 1]));
+      one.h0 = state_slice(in.h0, s);
+      const Output<S> alone = form(one, alone_opts);
+      const Output<S> alone_mag = Rule::recurrent(magnitude_inputs<Rule>(one), alone_opts);
+      put_time_slice(expected.o, alone.o, begin);
+      put_time_slice(mag.o, alone_mag.o, begin);
+      put_state_slice(expected.final_state, alone.final_state, s);
+      put_state_slice(mag.final_state, alone_mag.final_state, s);
+    }
+    Measure m{name, name + " on each sequence alone"};
+    measure_output(m, full, expected, mag, n);
+    r.measures.push_back(m);
+  });
+  return r;
+}
+
+/// Steps [0, P) from h0, then [P, T) from the first part's final state, equal one run.
+template <class Rule, class S> Report check_halves(const Case &c) {
+  using namespace detail;
+  const Inputs<S> in = inputs_of<S>(c);
+  const Options opts = options_of(c);
+  const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
+  const double n = forward_depth(c);
+  Report r;
+  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+    const Output<S> whole = form(in, opts);
+    const Output<S> first = form(time_slice(in, 0, c.split), opts);
+    Inputs<S> rest = time_slice(in, c.split, c.T);
+    rest.h0 = first.final_state;
+    const Output<S> second = form(rest, opts);
+    Output<S> joined{Tensor<S>(whole.o.shape()), second.final_state};
+    put_time_slice(joined.o, first.o, 0);
+    put_time_slice(joined.o, second.o, c.split);
+    Measure m{name, name + " in one run"};
+    measure_output(m, joined, whole, mag, n);
+    r.measures.push_back(m);
+  });
+  return r;
+}
+
+/// Inputs at t >= P replaced: outputs at t < P identical, bit for bit, in every form.
+template <class Rule, class S> Report check_causality(const Case &c) {
+  using namespace detail;
+  const Inputs<S> in = inputs_of<S>(c);
+  Case late = c;
+  late.q = c.q_late, late.k = c.k_late, late.v = c.v_late, late.g = c.g_late;
+  const Inputs<S> other = inputs_of<S>(late);
+  Inputs<S> changed = in;
+  put_time_slice(changed.q, time_slice(other.q, c.split, c.T), c.split);
+  put_time_slice(changed.k, time_slice(other.k, c.split, c.T), c.split);
+  put_time_slice(changed.v, time_slice(other.v, c.split, c.T), c.split);
+  put_time_slice(changed.g, time_slice(other.g, c.split, c.T), c.split);
+  const Options opts = options_of(c);
+  Report r;
+  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+    Measure m{name, name + " with inputs at t >= P changed"};
+    measure_identical(m, "o[t < P]", time_slice(form(changed, opts).o, 0, c.split),
+                      time_slice(form(in, opts).o, 0, c.split));
+    r.measures.push_back(m);
+  });
+  return r;
+}
+
+/// The gradient magnitudes M' (see the top of this file), one per input.
+template <class Rule, class S>
+Grads<S> gradient_magnitude(const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts) {
+  using namespace detail;
+  using D = Dual<S>;
+  Cotangents<S> cta = ct;
+  make_abs(cta.d_o);
+  make_abs(cta.d_ht);
+  const Inputs<S> x = magnitude_inputs<Rule>(in);
+  if constexpr (requires { Rule::variant; }) {
+    if (Rule::variant.normalised) {
+      // The un-normalised form on [|v| | 1]: its output is [num_abs | den].
+      const linear_attn::Variant plain{false, Rule::variant.map};
+      const std::size_t B = in.v.dim(0), T = in.v.dim(1), H = in.v.dim(2), V = in.v.dim(3);
+      Inputs<S> y = x;
+      y.v = Tensor<S>({B, T, H, V + 1}, S(1));
+      for (std::size_t i = 0; i < B * T * H; ++i)
+        for (std::size_t j = 0; j < V; ++j)
+          y.v[i * (V + 1) + j] = x.v[i * V + j];
+      const auto forward_s = [&](const Inputs<S> &z) {
+        return forward_heads(z, opts, Signature{}, [&](const Head<S> &h, const S &scale) {
+          return gla::recurrent_head(linear_attn::as_gla(h, plain), scale);
+        });
+      };
+      const auto forward_d = [&](const Inputs<D> &z) {
+        return forward_heads(z, opts, Signature{}, [&](const Head<D> &h, const D &scale) {
+          return gla::recurrent_head(linear_attn::as_gla(h, plain), scale);
+        });
+      };
+      const Output<S> nd = forward_s(y);
+      Cotangents<S> cty;
+      cty.d_o = Tensor<S>(nd.o.shape());
+      cty.d_ht = cta.d_ht;
+      for (std::size_t i = 0; i < B * T * H; ++i) {
+        const S den = nd.o[i * (V + 1) + V];
+        S dden(0);
+        for (std::size_t j = 0; j < V; ++j) {
+          cty.d_o[i * (V + 1) + j] = cta.d_o[i * V + j] / den;
+          dden += cta.d_o[i * V + j] * nd.o[i * (V + 1) + j] / (den * den);
+        }
+        cty.d_o[i * (V + 1) + V] = dden;
+      }
+      Grads<S> gy = dual_grads(y, cty, forward_d);
+      Tensor<S> dv({B, T, H, V}); // drop the column of ones
+      for (std::size_t i = 0; i < B * T * H; ++i)
+        for (std::size_t j = 0; j < V; ++j)
+          dv[i * V + j] = gy.dv[i * (V + 1) + j];
+      gy.dv = dv;
+      return gy;
+    }
+  }
+  Grads<S> m = dual_grads(x, cta, [&](const Inputs<D> &z) { return Rule::recurrent(z, opts); });
+  if (!in.g.empty()) {
+    // M'_dg: the analytic dg sums q.dq - k.dk over s >= t, plus |S_T| |dS_T| at the end.
+    const Output<S> mag = Rule::recurrent(x, opts);
+    const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
+    const std::size_t VS = mag.final_state.dim(3);
+    const bool per_key = in.g.rank() == 4;
+    Tensor<S> dg(in.g.shape());
+    for (const Sequence &s : sequences_of(B, T, opts))
+      for (std::size_t h = 0; h < H; ++h) {
+        std::vector<S> acc(K, S(0));
+        for (std::size_t key = 0; key < K; ++key)
+          for (std::size_t j = 0; j < VS && !cta.d_ht.empty(); ++j)
+            acc[key] += mag.final_state(s.index, h, key, j) * cta.d_ht(s.index, h, key, j);
+        for (std::size_t t = s.end; t-- > s.begin;) {
+          S total(0);
+          for (std::size_t key = 0; key < K; ++key) {
+            acc[key] += x.q(s.batch, t, h, key) * m.dq(s.batch, t, h, key) +
+                        x.k(s.batch, t, h, key) * m.dk(s.batch, t, h, key);
+            if (per_key)
+              dg(s.batch, t, h, key) = std::max(acc[key], m.dg(s.batch, t, h, key));
+            total += acc[key];
+          }
+          if (!per_key)
+            dg(s.batch, t, h) = std::max(total, m.dg(s.batch, t, h));
+        }
+      }
+    m.dg = dg;
+  }
+  return m;
+}
+
+/// chunk_backward == dual numbers (exact derivatives of the recurrent form) == central
+/// finite differences of the recurrent form, for every gradient.
+template <class Rule, class S> Report check_gradients(const Case &c) {
+  using namespace detail;
+  using D = Dual<S>;
+  using std::cbrt;
+  const Inputs<S> in = inputs_of<S>(c);
+  const Cotangents<S> ct = cotangents_of<S>(c);
+  const Options opts = options_of(c);
+  const Grads<S> analytic = Rule::chunk_backward(in, ct, opts);
+  const Grads<S> dual =
+      dual_grads(in, ct, [&](const Inputs<D> &x) { return Rule::recurrent(x, opts); });
+  const FiniteDifference<S> fd =
+      finite_difference_grads(in, ct, [&](const Inputs<S> &x) { return Rule::recurrent(x, opts); });
+  const Grads<S> mag = gradient_magnitude<Rule>(in, ct, opts);
+  const double n = forward_depth(c), nb = backward_depth(c);
+
+  // Lmag = <|dO|, M_o> + <|dS|, M_S>
+  Cotangents<S> cta = ct;
+  make_abs(cta.d_o);
+  make_abs(cta.d_ht);
+  const S loss_mag = loss(Rule::recurrent(magnitude_inputs<Rule>(in), opts), cta);
+  const S step0 = cbrt(scalar_traits<S>::epsilon());
+  const S rounding = from_double<S>(2) *
+                     gamma<S>(n + static_cast<double>(ct.d_o.size() + ct.d_ht.size())) * loss_mag;
+
+  Report r;
+  Measure an{"chunk_backward", "dual numbers"}, fdm{"finite_difference", "dual numbers"};
+  Measure an_fd{"chunk_backward", "finite differences"};
+  const auto in_fields = grad_fields<S>();
+  for (const auto &f : in_fields) {
+    const Tensor<S> &x = in.*f.input;
+    if (x.empty())
+      continue;
+    const std::string what = std::string("d") + f.name;
+    const Tensor<S> &a = analytic.*f.grad, &d = dual.*f.grad, &fdg = fd.grads.*f.grad;
+    const Tensor<S> dual_bound = bound_from(mag.*f.grad, nb, 1);
+    Tensor<S> both = dual_bound, fd_bound = dual_bound, fd_only(x.shape());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      using std::abs;
+      const S h = step0 * (abs(x[i]) > S(1) ? abs(x[i]) : S(1));
+      fd_only[i] = (fd.error.*f.grad)[i] + rounding / h;
+      both[i] = dual_bound[i] + dual_bound[i]; // 2 gamma_n' M'
+      fd_bound[i] = dual_bound[i] + fd_only[i];
+    }
+    measure(an, what, a, d, both);
+    measure(fdm, what, fdg, d, fd_bound);
+    Tensor<S> an_fd_bound = fd_bound;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      an_fd_bound[i] = both[i] + fd_only[i];
+    measure(an_fd, what, a, fdg, an_fd_bound);
+  }
+  r.measures = {an, fdm, an_fd};
+  return r;
+}
+
+/// Runs property p for Rule in S.
+template <class Rule, class S> Report check(Property p, const Case &c) {
+  switch (p) {
+  case Property::forms_agree: return check_forms_agree<Rule, S>(c);
+  case Property::varlen: return check_varlen<Rule, S>(c);
+  case Property::halves: return check_halves<Rule, S>(c);
+  case Property::causality: return check_causality<Rule, S>(c);
+  case Property::causality_extreme_gates:
+    if (Rule::signature().gate == GateKind::none) {
+      Report r;
+      r.applicable = false;
+      return r;
+    }
+    return check_causality<Rule, S>(c);
+  case Property::gradients: return check_gradients<Rule, S>(c);
+  case Property::extreme_gates:
+    if (Rule::signature().gate == GateKind::none) {
+      Report r;
+      r.applicable = false; // no gate, nothing extreme to try
+      return r;
+    }
+    return check_forms_agree<Rule, S>(c);
+  }
+  return {};
+}
+
+/// Runs property p for the rule called `rule` in S; throws std::invalid_argument when no
+/// rule has that name.
+template <class S> Report run_check_in(Property p, const std::string &rule, const Case &c) {
+  Report r;
+  bool found = false;
+  rules::for_each_rule([&](auto tag) {
+    using Rule = decltype(tag);
+    if (!found && Rule::name() == rule) {
+      found = true;
+      r = check<Rule, S>(p, c);
+    }
+  });
+  if (!found)
+    throw std::invalid_argument("unknown rule '" + rule + "'");
+  return r;
+}
+
+} // namespace ruleproof::checks

@@ -1,0 +1,27 @@
+// ruleproof property checks: the entry points the Catch tests and `ruleproof verify` call.
+// One implementation of every check (properties.hpp), compiled once per scalar type in
+// run_double.cpp, run_long_double.cpp and run_float128.cpp (library ruleproof_checks).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "case.hpp"
+
+namespace ruleproof::checks {
+
+/// Every rule of rules::All, in table order, with what its generators need.
+std::vector<RuleInfo> rule_infos();
+
+/// The rule called `name`; throws std::invalid_argument when there is none.
+RuleInfo rule_info(const std::string &name);
+
+/// Runs property p on case c for the rule called `rule`, in scalar s. Throws
+/// std::invalid_argument for an unknown rule; a reference's InputError passes through.
+Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &c);
+
+Report run_check_double(Property p, const std::string &rule, const Case &c);
+Report run_check_long_double(Property p, const std::string &rule, const Case &c);
+Report run_check_float128(Property p, const std::string &rule, const Case &c);
+
+} // namespace ruleproof::checks

@@ -1,0 +1,9 @@
+// ruleproof property checks in long double.
+#include "properties.hpp"
+#include "run.hpp"
+
+namespace ruleproof::checks {
+Report run_check_long_double(Property p, const std::string &rule, const Case &c) {
+  return run_check_in<long double>(p, rule, c);
+}
+} // namespace ruleproof::checks
