@@ -6,7 +6,10 @@
 #include <string>
 #include <tuple>
 
+#include "delta_rule/delta_rule.hpp"
+#include "gated_delta_rule/gated_delta_rule.hpp"
 #include "gla/gla.hpp"
+#include "kda/kda.hpp"
 #include "linear_attn/linear_attn.hpp"
 #include "simple_gla/simple_gla.hpp"
 
@@ -15,6 +18,9 @@ namespace ruleproof::rules {
 /// \brief What the generators need to draw valid inputs for a rule.
 struct InputDomain {
   bool positive_features = false; ///< q and k drawn so that phi(q)^T z stays away from 0
+  /// k rows drawn with ||k||_2 <= 1, so that I - beta k k^T (beta in the signature's
+  /// (beta_low, beta_high]) is a contraction and the delta rules' states stay bounded
+  bool normalised_keys = false;
 };
 
 /// gla: per-key gate.
@@ -81,13 +87,73 @@ template <bool Normalised, linear_attn::FeatureMap Map> struct LinearAttn {
   }
 };
 
+/// delta_rule: no gate, beta in (0, 1] (Signature); keys normalised.
+struct DeltaRule {
+  static std::string name() { return "delta_rule"; }
+  static Signature signature() { return delta_rule::signature; }
+  static InputDomain domain() { return {false, true}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return delta_rule::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return delta_rule::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return delta_rule::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return delta_rule::chunk_backward(in, ct, o);
+  }
+};
+
+/// gated_delta_rule (Gated DeltaNet, seed 003): scalar gate, beta in (0, 1]; keys normalised.
+struct GatedDeltaRule {
+  static std::string name() { return "gated_delta_rule"; }
+  static Signature signature() { return gated_delta_rule::signature; }
+  static InputDomain domain() { return {false, true}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return gated_delta_rule::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return gated_delta_rule::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return gated_delta_rule::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return gated_delta_rule::chunk_backward(in, ct, o);
+  }
+};
+
+/// kda: per-key gate, beta in (0, 1]; keys normalised.
+struct Kda {
+  static std::string name() { return "kda"; }
+  static Signature signature() { return kda::signature; }
+  static InputDomain domain() { return {false, true}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return kda::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return kda::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return kda::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return kda::chunk_backward(in, ct, o);
+  }
+};
+
 using FeatureMap = linear_attn::FeatureMap;
 
 /// Every rule `ruleproof verify` and the property suite walk, in table order.
 using All =
     std::tuple<LinearAttn<false, FeatureMap::identity>, LinearAttn<true, FeatureMap::identity>,
                LinearAttn<true, FeatureMap::elu_plus_one>, LinearAttn<true, FeatureMap::relu>,
-               SimpleGla, Gla>;
+               SimpleGla, Gla, DeltaRule, GatedDeltaRule, Kda>;
 
 /// Calls fn(Rule{}) for every rule of All.
 template <class Fn> void for_each_rule(Fn fn) {
