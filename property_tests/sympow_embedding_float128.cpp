@@ -157,6 +157,30 @@ TEST_CASE("sym_power_is_multiplicative/float128", "[sympow][float128]") {
   });
 }
 
+TEST_CASE("sym_power_entries_are_permanents_scaled_by_multiplicities/float128",
+          "[sympow][float128]") {
+  log_seed();
+  rc::prop("Sym^p(P)_ab = per P[a, b] / sqrt(a! b!)", [] {
+    for (int p : kPowers) {
+      const Eigen::Index d = draw(1, p == 6 ? 2 : 3);
+      const Mat<S> P = random_mat(d);
+      const Mat<S> Y = sym_power(P, p);
+      const Basis b = basis(d, p);
+      Mat<S> per(Y.rows(), Y.cols()), M(Y.rows(), Y.cols());
+      const double pf = factorial(p);
+      for (Eigen::Index r = 0; r < Y.rows(); ++r)
+        for (Eigen::Index c = 0; c < Y.cols(); ++c) {
+          // a! = p! / multinomial(a)
+          const S scale = S(1) / sqrt(S(pf / b.multinomial[r]) * S(pf / b.multinomial[c]));
+          per(r, c) = permanent(P, b.multiset(r), b.multiset(c), p) * scale;
+          M(r, c) = permanent(Mat<S>(P.cwiseAbs()), b.multiset(r), b.multiset(c), p) * scale;
+        }
+      RC_LOG() << "p=" << p << " d=" << d << "\n";
+      RC_ASSERT(close("Sym(P) vs scaled permanents", Y, per, M, 2 * (pf + p + 10)));
+    }
+  });
+}
+
 TEST_CASE("rotary_power_equals_rotary_of_multiple/float128", "[sympow][float128]") {
   log_seed();
   rc::prop("R(theta)^k = R(k theta)", [] {

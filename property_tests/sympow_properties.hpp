@@ -74,15 +74,15 @@ inline std::vector<double> reals(std::size_t n, double lo, double hi) {
   return x;
 }
 
-/// Draws a call of variant v: T in 0..8, chunk size 1..T+1 (T rarely a multiple), K in 1..4
+/// Draws a call of variant v: T in 0..max_T (8), chunk size 1..T+1 (T rarely a multiple), K in 1..4
 /// (even when rotating), ragged cu_seqlens with empty sequences, sometimes an initial state.
-inline Case draw_case(Variant v) {
+inline Case draw_case(Variant v, int max_T = 8, bool allow_h0 = true) {
   Case c;
   c.K =
       rotates(v) ? 2 * static_cast<std::size_t>(draw(1, 2)) : static_cast<std::size_t>(draw(1, 4));
   c.V = static_cast<std::size_t>(draw(1, 3));
-  c.H = static_cast<std::size_t>(draw(1, 2));
-  c.T = static_cast<std::size_t>(draw(0, 8));
+  c.H = static_cast<std::size_t>(draw(1, allow_h0 ? 2 : 1));
+  c.T = static_cast<std::size_t>(draw(0, max_T));
   c.C = static_cast<std::size_t>(draw(1, static_cast<int>(c.T) + 1));
   if (draw(0, 2) == 0) { // varlen
     c.B = 1;
@@ -106,7 +106,7 @@ inline Case draw_case(Variant v) {
     c.beta = reals(n, 0, 2); // the seed's 1 + tanh(.) range
   if (rotates(v))
     c.rotary_base = draw_real(2, 1000);
-  c.with_h0 = draw(0, 2) == 0;
+  c.with_h0 = allow_h0 && draw(0, 2) == 0;
   if (c.with_h0) { // the state of an unrotated random prefix of 2 steps, per sequence and head
     const std::size_t N = c.cu_seqlens.empty() ? c.B : c.cu_seqlens.size() - 1;
     c.prefix_k = reals(N * 2 * c.H * c.K, -1, 1);
