@@ -35,12 +35,6 @@ inline const std::array<Property, 7> all_properties{Property::forms_agree,
                                                     Property::extreme_gates,
                                                     Property::causality_extreme_gates};
 
-/// Whether property p says anything about a rule with this gate.
-inline bool applies(Property p, GateKind gate) {
-  return gate != GateKind::none ||
-         (p != Property::extreme_gates && p != Property::causality_extreme_gates);
-}
-
 inline std::string name_of(Property p) {
   switch (p) {
   case Property::forms_agree: return "chunkwise_and_parallel_equal_recurrent_any_chunk_size";
@@ -75,7 +69,27 @@ struct RuleInfo {
   std::size_t extra_state_columns = 0;   ///< 1 for normalised linear attention (z beside S)
   bool positive_features = false;        ///< phi(q)^T z must stay away from zero
   bool features_may_be_negative = false; ///< phi >= 0 for every input (elu+1, relu)
+  bool has_beta = false;                 ///< the delta rules
+  double beta_low = 0, beta_high = 1;    ///< beta in (beta_low, beta_high]
+  bool normalised_keys = false;          ///< k rows with ||k||_2 <= 1
+  bool has_ab = false;                   ///< DPLR / IPLR low-rank pair (not generated yet)
 };
+
+/// Whether property p says anything about rule r, and why not when it does not.
+/// The bounds of properties.hpp are derived for transitions with nonnegative entries (the
+/// GLA family: decay times the identity); the delta rules' I - beta k k^T is not covered
+/// yet, so only their bitwise property (causality) runs.
+inline std::string not_applicable(Property p, const RuleInfo &r) {
+  const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates;
+  if (r.has_ab)
+    return "a and b are not generated yet";
+  if (extreme && r.gate == GateKind::none)
+    return "no gate";
+  if (r.has_beta && p != Property::causality && p != Property::causality_extreme_gates)
+    return "no derived bound for I - beta k k^T transitions yet";
+  return "";
+}
+inline bool applies(Property p, const RuleInfo &r) { return not_applicable(p, r).empty(); }
 
 /// \brief One drawn test case. Every value is a small dyadic rational (exact in every
 /// scalar type), stored flat in the row-major layouts of DESIGN.md.
@@ -88,6 +102,7 @@ struct Case {
   std::size_t split = 0;                ///< P: halves and causality
   bool has_h0 = false;
   std::vector<double> q, k, v, g, h0; ///< h0: [N, H, K, state_columns] when has_h0
+  std::vector<double> beta;           ///< [B, T, H] for the delta rules
   std::vector<double> d_o, d_ht;      ///< cotangents (gradient cases); d_ht may be empty
   std::vector<double> q_late, k_late, v_late, g_late; ///< causality: values for t >= P
 
@@ -121,6 +136,7 @@ inline std::string describe(const Case &c) {
   detail::show_values(os, "k", c.k);
   detail::show_values(os, "v", c.v);
   detail::show_values(os, "g", c.g);
+  detail::show_values(os, "beta", c.beta);
   detail::show_values(os, "h0", c.h0);
   detail::show_values(os, "do", c.d_o);
   detail::show_values(os, "dht", c.d_ht);

@@ -17,8 +17,10 @@ inline void check_every_rule(ScalarKind s, Property p) {
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
   for (const RuleInfo &r : rule_infos()) {
-    if (!applies(p, r.gate))
-      continue; // nothing extreme about a rule with no gate
+    if (!applies(p, r)) {
+      WARN(name_of(p) << ": " << r.name << " skipped: " << not_applicable(p, r));
+      continue;
+    }
     rc::prop(r.name + " in " + name_of(s), [s, p, r, seed] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
       const Case c = *gen::case_for(p, r);

@@ -88,6 +88,14 @@ inline void draw_values(Case &c, const RuleInfo &r, bool extreme) {
   c.k = features(r, c.K, rows * c.K);
   c.v = *values(rows * c.V, signed_value());
   c.g = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
+  if (r.normalised_keys) // |k_i| <= 1/K, so ||k||_2 <= 1
+    for (double &x : c.k)
+      x /= static_cast<double>(c.K);
+  if (r.has_beta) // beta_low + (beta_high - beta_low) m/8, m in [1, 8]
+    c.beta = *rc::gen::container<std::vector<double>>(
+        rows, rc::gen::map(size_in(1, 8), [r](std::size_t m) {
+          return r.beta_low + (r.beta_high - r.beta_low) * static_cast<double>(m) / 8;
+        }));
   c.has_h0 = *rc::gen::arbitrary<bool>();
   if (c.has_h0) {
     const std::size_t n = c.sequences() * c.H * c.K * c.state_columns;
@@ -113,10 +121,13 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
     switch (p) {
     case Property::forms_agree:
     case Property::extreme_gates: {
-      dims(p == Property::forms_agree ? 2 : 1, p == Property::forms_agree ? 2 : 1, 4);
-      c.T = *size_in(0, 20);
-      c.C = *size_in(1, c.T + 2);
-      draw_values(c, r, p == Property::extreme_gates);
+      const bool extreme = p == Property::extreme_gates;
+      dims(extreme ? 1 : 2, extreme ? 1 : 2, extreme ? 3 : 4);
+      // Extreme gates: long sequences and, half the time, one chunk holding all of them, so
+      // a chunk's decay span passes the exponent range of double (e^-708) now and then.
+      c.T = extreme ? *size_in(12, 24) : *size_in(0, 20);
+      c.C = extreme && *rc::gen::arbitrary<bool>() ? c.T : *size_in(1, c.T + 2);
+      draw_values(c, r, extreme);
       break;
     }
     case Property::varlen: {
@@ -155,6 +166,9 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
       const std::size_t rows = c.B * c.T * c.H;
       c.q_late = features(r, c.K, rows * c.K);
       c.k_late = features(r, c.K, rows * c.K);
+      if (r.normalised_keys)
+        for (double &x : c.k_late)
+          x /= static_cast<double>(c.K);
       c.v_late = *values(rows * c.V, signed_value());
       c.g_late = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
       break;

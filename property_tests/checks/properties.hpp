@@ -62,6 +62,11 @@ template <class Rule> RuleInfo info_of() {
   r.positive_features = Rule::domain().positive_features;
   if constexpr (requires { Rule::variant; })
     r.features_may_be_negative = Rule::variant.map != linear_attn::FeatureMap::identity;
+  r.has_beta = sig.has_beta, r.beta_low = sig.beta_low, r.beta_high = sig.beta_high;
+  if constexpr (requires { Rule::domain().normalised_keys; })
+    r.normalised_keys = Rule::domain().normalised_keys;
+  if constexpr (requires { sig.has_ab; })
+    r.has_ab = sig.has_ab;
   return r;
 }
 
@@ -93,6 +98,8 @@ template <class S> Inputs<S> inputs_of(const Case &c) {
   in.v = tensor_of<S>({c.B, c.T, c.H, c.V}, c.v);
   if (c.gate != GateKind::none)
     in.g = tensor_of<S>(gate_shape(c), c.g);
+  if (!c.beta.empty())
+    in.beta = tensor_of<S>({c.B, c.T, c.H}, c.beta);
   if (c.has_h0)
     in.h0 = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.h0);
   return in;
@@ -542,26 +549,19 @@ template <class Rule, class S> Report check_gradients(const Case &c) {
 
 /// Runs property p for Rule in S.
 template <class Rule, class S> Report check(Property p, const Case &c) {
+  if (!applies(p, info_of<Rule>())) {
+    Report r;
+    r.applicable = false;
+    return r;
+  }
   switch (p) {
   case Property::forms_agree: return check_forms_agree<Rule, S>(c);
   case Property::varlen: return check_varlen<Rule, S>(c);
   case Property::halves: return check_halves<Rule, S>(c);
   case Property::causality: return check_causality<Rule, S>(c);
-  case Property::causality_extreme_gates:
-    if (Rule::signature().gate == GateKind::none) {
-      Report r;
-      r.applicable = false;
-      return r;
-    }
-    return check_causality<Rule, S>(c);
+  case Property::causality_extreme_gates: return check_causality<Rule, S>(c);
   case Property::gradients: return check_gradients<Rule, S>(c);
-  case Property::extreme_gates:
-    if (Rule::signature().gate == GateKind::none) {
-      Report r;
-      r.applicable = false; // no gate, nothing extreme to try
-      return r;
-    }
-    return check_forms_agree<Rule, S>(c);
+  case Property::extreme_gates: return check_forms_agree<Rule, S>(c);
   }
   return {};
 }
