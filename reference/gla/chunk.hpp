@@ -3,9 +3,11 @@
 // chunk, the state passed from chunk to chunk.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "../core/heads.hpp"
+#include "products.hpp"
 
 namespace ruleproof::gla {
 
@@ -45,8 +47,8 @@ public:
   /// \f$ A_{ij} = \sum_c X_{ic} Y_{jc} R_{ijc} \f$ for i >= j, zero above the diagonal.
   Mat<S> scores(const Mat<S> &X, const Mat<S> &Y) const {
     if (factored_)
-      return Mat<S>(Mat<S>(X.cwiseProduct(up_) * Y.cwiseProduct(down_).transpose())
-                        .template triangularView<Eigen::Lower>());
+      return product<S>(Mat<S>(X.cwiseProduct(up_)), false, Mat<S>(Y.cwiseProduct(down_)), true,
+                        Structure::lower_result);
     const Eigen::Index n = X.rows();
     Mat<S> A = Mat<S>::Zero(n, n);
     for (Eigen::Index i = 0; i < n; ++i)
@@ -58,8 +60,9 @@ public:
 
   /// \f$ \partial X_{ic} = \sum_{j \le i} dA_{ij} Y_{jc} R_{ijc} \f$
   Mat<S> grad_left(const Mat<S> &dA, const Mat<S> &Y) const {
-    if (factored_)
-      return up_.cwiseProduct(lower(dA) * Y.cwiseProduct(down_));
+    if (factored_) // lower(dA) (Y . down): only the terms j <= i
+      return up_.cwiseProduct(
+          product<S>(dA, false, Mat<S>(Y.cwiseProduct(down_)), false, Structure::left_lower));
     Mat<S> dX = Mat<S>::Zero(dA.rows(), Y.cols());
     for (Eigen::Index i = 0; i < dA.rows(); ++i)
       for (Eigen::Index j = 0; j <= i; ++j)
@@ -70,8 +73,9 @@ public:
 
   /// \f$ \partial Y_{jc} = \sum_{i \ge j} dA_{ij} X_{ic} R_{ijc} \f$
   Mat<S> grad_right(const Mat<S> &dA, const Mat<S> &X) const {
-    if (factored_)
-      return down_.cwiseProduct(lower(dA).transpose() * X.cwiseProduct(up_));
+    if (factored_) // lower(dA)^T (X . up): only the terms i >= j
+      return down_.cwiseProduct(
+          product<S>(dA, true, Mat<S>(X.cwiseProduct(up_)), false, Structure::left_upper));
     Mat<S> dY = Mat<S>::Zero(dA.cols(), X.cols());
     for (Eigen::Index i = 0; i < dA.rows(); ++i)
       for (Eigen::Index j = 0; j <= i; ++j)
@@ -80,13 +84,16 @@ public:
     return dY;
   }
 
+  /// Whether R factors as exp(g_cum_i) exp(-g_cum_j); then up() and down() hold them.
+  bool factored() const { return factored_; }
+  const Mat<S> &up() const { return up_; }
+  const Mat<S> &down() const { return down_; }
+
 private:
   S ratio(Eigen::Index i, Eigen::Index j, Eigen::Index c) const {
     using std::exp;
     return exp(g_cum_(i, c) - g_cum_(j, c));
   }
-  static Mat<S> lower(const Mat<S> &A) { return A.template triangularView<Eigen::Lower>(); }
-
   const Mat<S> &g_cum_;
   bool factored_ = false;
   Mat<S> up_, down_; // exp(g_cum), exp(-g_cum)
@@ -130,30 +137,75 @@ template <class S> struct ChunkForward {
   ChunkStages<S> stages;
 };
 
+namespace detail {
+
+/// \f$ e^{g^{cum}} \f$ of one chunk: the decay's own exp values when it has them.
+template <Scalar S> Mat<S> chunk_decay_from_start(const ChunkDecay<S> &decay, const Mat<S> &g_cum) {
+  return decay.factored() ? decay.up() : exp_of(g_cum);
+}
+
+/// decay_to_end of one chunk: \f$ e^{g^{cum}_{last}} e^{-g^{cum}_j} \f$ from the decay's exp
+/// values when it has them (no exp calls), else \f$ e^{g^{cum}_{last} - g^{cum}_j} \f$.
+template <Scalar S> Mat<S> chunk_decay_to_end(const ChunkDecay<S> &decay, const Mat<S> &g_cum) {
+  if (!decay.factored())
+    return decay_to_end(g_cum);
+  const Eigen::Index n = g_cum.rows();
+  Mat<S> d(n, g_cum.cols());
+  for (Eigen::Index c = 0; c < g_cum.cols(); ++c)
+    for (Eigen::Index j = 0; j < n; ++j)
+      d(j, c) = decay.up()(n - 1, c) * decay.down()(j, c);
+  return d;
+}
+
+/// The forward pass with what the backward needs again: each chunk's g_cum and decay
+/// (its exp values computed once).
+template <class S> struct ChunkPass {
+  ChunkForward<S> fwd;
+  std::deque<Mat<S>> g_cum;         ///< per chunk; stable addresses, the decays refer to them
+  std::vector<ChunkDecay<S>> decay; ///< per chunk
+};
+
+/// Runs the chunks in order: scores A, the output (when asked), the state passed on.
+template <Scalar S>
+void chunk_forward_pass(const Head<S> &x, const S &scale, std::size_t C, bool with_output,
+                        ChunkPass<S> &p) {
+  const Eigen::Index L = x.q.rows();
+  ChunkForward<S> &r = p.fwd;
+  r.stages.g_cum = chunk_local_cumsum(x.g, C);
+  r.out.o = Mat<S>::Zero(L, x.v.cols());
+  Mat<S> h = x.h0;
+  const auto chunks = chunks_of(L, C);
+  p.decay.reserve(chunks.size());
+  for (const auto &[s, n] : chunks) {
+    const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
+    const Mat<S> v = x.v.middleRows(s, n);
+    const Mat<S> &g_cum = p.g_cum.emplace_back(r.stages.g_cum.middleRows(s, n));
+    const ChunkDecay<S> &decay = p.decay.emplace_back(g_cum);
+    Mat<S> A = decay.scores(q, k);
+    const Mat<S> b = chunk_decay_from_start(decay, g_cum);
+    if (with_output) // O = (Q~ . e^{g_cum}) h + A V, A lower triangular
+      r.out.o.middleRows(s, n) = product<S>(Mat<S>(q.cwiseProduct(b)), false, h, false) +
+                                 product<S>(A, false, v, false, Structure::left_lower);
+    r.stages.h.push_back(h);
+    r.stages.A.push_back(std::move(A));
+    const Vec<S> b_last = b.row(n - 1).transpose();
+    h = b_last.asDiagonal() * h +
+        product<S>(Mat<S>(k.cwiseProduct(chunk_decay_to_end(decay, g_cum))), true, v, false);
+  }
+  r.out.ht = h;
+}
+
+} // namespace detail
+
 /// \brief One head, chunkwise: for each chunk with start state h,
 /// \f$ O = (\tilde Q \odot e^{g^{cum}}) h + A V \f$ and
 /// \f$ h' = \mathrm{Diag}(e^{g^{cum}_{last}}) h + (K \odot e^{g^{cum}_{last} - g^{cum}})^\top V
 /// \f$.
 template <Scalar S>
 ChunkForward<S> chunk_forward_head(const Head<S> &x, const S &scale, std::size_t C) {
-  const Eigen::Index L = x.q.rows();
-  ChunkForward<S> r;
-  r.stages.g_cum = chunk_local_cumsum(x.g, C);
-  r.out.o = Mat<S>::Zero(L, x.v.cols());
-  Mat<S> h = x.h0;
-  for (const auto &[s, n] : detail::chunks_of(L, C)) {
-    const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
-    const Mat<S> v = x.v.middleRows(s, n), g_cum = r.stages.g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(g_cum);
-    Mat<S> A = decay.scores(q, k);
-    r.out.o.middleRows(s, n) = q.cwiseProduct(detail::exp_of(g_cum)) * h + A * v;
-    r.stages.h.push_back(h);
-    r.stages.A.push_back(std::move(A));
-    const Vec<S> b_last = detail::exp_of(Mat<S>(g_cum.row(n - 1).transpose()));
-    h = b_last.asDiagonal() * h + k.cwiseProduct(detail::decay_to_end(g_cum)).transpose() * v;
-  }
-  r.out.ht = h;
-  return r;
+  detail::ChunkPass<S> p;
+  detail::chunk_forward_pass(x, scale, C, true, p);
+  return std::move(p.fwd);
 }
 
 template <Scalar S> HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, std::size_t C) {
@@ -166,12 +218,17 @@ template <Scalar S> HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, s
 /// e^{g^{cum}})^\top dO \f$. The gate gradient uses the identity, exact for every form,
 /// \f$ \partial L / \partial G_t = \tilde q_t \odot d\tilde q_t - k_t \odot dk_t
 /// + [t = T]\,\mathrm{rowsum}(S_T \odot dS_T) \f$ on the global log-decay G, then
-/// \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$.
+/// \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$. The forward is run once, for the
+/// states, the scores and the decays (not the output).
 template <Scalar S>
 HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
                                  std::size_t C) {
+  using detail::product;
+  using detail::Structure;
   const Eigen::Index L = x.q.rows(), K = x.q.cols();
-  const ChunkForward<S> fwd = chunk_forward_head(x, scale, C);
+  detail::ChunkPass<S> p;
+  detail::chunk_forward_pass(x, scale, C, false, p);
+  const ChunkForward<S> &fwd = p.fwd;
   const auto chunks = detail::chunks_of(L, C);
   HeadGrads<S> d{Mat<S>::Zero(L, K),          Mat<S>::Zero(L, K), Mat<S>::Zero(L, x.v.cols()),
                  Mat<S>::Zero(L, x.g.cols()), Vec<S>(),           Mat<S>()};
@@ -180,17 +237,21 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const auto [s, n] = chunks[c];
     const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
     const Mat<S> v = x.v.middleRows(s, n), d_o = ct.d_o.middleRows(s, n);
-    const Mat<S> g_cum = fwd.stages.g_cum.middleRows(s, n);
+    const Mat<S> &g_cum = p.g_cum[c];
     const Mat<S> &h = fwd.stages.h[c], &A = fwd.stages.A[c];
-    const detail::ChunkDecay<S> decay(g_cum);
-    const Mat<S> b = detail::exp_of(g_cum), to_end = detail::decay_to_end(g_cum);
-    const Mat<S> dA = Mat<S>(d_o * v.transpose()).template triangularView<Eigen::Lower>();
+    const detail::ChunkDecay<S> &decay = p.decay[c];
+    const Mat<S> b = detail::chunk_decay_from_start(decay, g_cum);
+    const Mat<S> to_end = detail::chunk_decay_to_end(decay, g_cum);
+    const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result); // dO V^T . M
 
-    d.dv.middleRows(s, n) = A.transpose() * d_o + k.cwiseProduct(to_end) * dh;
-    d.dq.middleRows(s, n) = scale * (b.cwiseProduct(d_o * h.transpose()) + decay.grad_left(dA, k));
-    d.dk.middleRows(s, n) = decay.grad_right(dA, q) + to_end.cwiseProduct(v * dh.transpose());
+    d.dv.middleRows(s, n) = product<S>(A, true, d_o, false, Structure::left_upper) +
+                            product<S>(Mat<S>(k.cwiseProduct(to_end)), false, dh, false);
+    d.dq.middleRows(s, n) =
+        scale * (b.cwiseProduct(product<S>(d_o, false, h, true)) + decay.grad_left(dA, k));
+    d.dk.middleRows(s, n) =
+        decay.grad_right(dA, q) + to_end.cwiseProduct(product<S>(v, false, dh, true));
     const Vec<S> b_last = b.row(n - 1).transpose();
-    dh = b_last.asDiagonal() * dh + q.cwiseProduct(b).transpose() * d_o;
+    dh = b_last.asDiagonal() * dh + product<S>(Mat<S>(q.cwiseProduct(b)), true, d_o, false);
   }
   if (x.g.cols() > 0) { // dL/dG, then the reverse cumulative sum
     Mat<S> dG = x.q.cwiseProduct(d.dq) - x.k.cwiseProduct(d.dk); // q~ . dq~ = q . dq
