@@ -11,25 +11,6 @@
 using namespace ruleproof;
 using namespace ruleproof::delta_tests;
 
-namespace {
-
-/// Sum of the row norms of a [..., D] tensor: the mass of a cotangent.
-double row_norm_sum(const Tensor<double> &x) {
-  if (x.empty())
-    return 0;
-  const std::size_t D = x.dim(x.rank() - 1);
-  double total = 0;
-  for (std::size_t r = 0; r < x.size() / D; ++r) {
-    double n2 = 0;
-    for (std::size_t i = 0; i < D; ++i)
-      n2 += x[r * D + i] * x[r * D + i];
-    total += std::sqrt(n2);
-  }
-  return total;
-}
-
-} // namespace
-
 TEST_CASE("delta_chunk_backward_equals_dual_numbers_equals_finite_differences") {
   log_seed();
   rc::prop("every gradient of <dO, O> + <dS_T, S_T>", [] {
@@ -55,14 +36,13 @@ TEST_CASE("delta_chunk_backward_equals_dual_numbers_equals_finite_differences") 
     const Grads<double> exact = dual_grads(in, ct, forward);
     const FiniteDifference<double> fd = finite_difference_grads(in, ct, forward);
 
-    // The bound: gamma_n over the forward and backward chains, kappa^2 (the forward solve
-    // and its transpose in the backward), times the computed magnitude of the terms:
-    // cotangent mass x (1 + M)^2 x (1 + max ||q~||), and the l2norm chain rule's 1/||x||.
+    // The bounds of checks/delta_bounds.hpp: gamma_{2n} kappa^2 times the magnitude of the
+    // gradient's terms (analytic vs exact); the loss's rounding over the step for finite
+    // differences.
     const Magnitudes m = magnitudes(c, in);
-    const double mass = row_norm_sum(ct.d_o) + row_norm_sum(ct.d_ht);
-    const double loss_terms = mass * (1 + m.state) * (1 + m.query);
-    const double grad_terms = loss_terms * (1 + m.state) * m.amplify;
-    const double bound = gamma_n<double>(2 * forward_ops(c)) * m.kappa * m.kappa * grad_terms;
+    const checks::delta::GradientBound<double> gb =
+        checks::delta::gradient_bound<double>(forward_ops(c), m, ct);
+    const double bound = gb.grads;
     const double eps = scalar_traits<double>::epsilon();
     RC_LOG() << "M " << m.state << ", cond(I + A0) " << m.kappa << ", bound " << bound << "\n";
     for (const auto &f : grad_fields<double>()) {
@@ -74,7 +54,7 @@ TEST_CASE("delta_chunk_backward_equals_dual_numbers_equals_finite_differences") 
       // step h = eps^(1/3) max(1, |x|), plus the exact gradient's own rounding.
       const auto fd_bound = [&](std::size_t i) {
         const double h = std::cbrt(eps) * std::max(1.0, std::abs(x[i]));
-        return fd_err[i] + gamma_n<double>(forward_ops(c)) * m.kappa * loss_terms / h + bound;
+        return fd_err[i] + gb.rounding / h + bound;
       };
       const Discrepancy de = compare(d, e, fd_bound);
       const Discrepancy da = compare(d, a, fd_bound);

@@ -1,11 +1,7 @@
 // ruleproof property tests of the delta-rule family (delta_rule, gated_delta_rule, kda):
-// drawn cases, the forms by rule, and the error bounds, all computed from the precision
-// (Higham's gamma_n), a computed magnitude and the condition number of I + A0.
-//
-// Domain: keys with ||k||_2 <= 1 (or normalised inside the op), beta in (0, 1] or (0, 2],
-// g <= 0. Then every step I - beta_t k_t k_t^T has eigenvalues in [-1, 1] and the decay is
-// <= 1, so each step is a contraction: ||S_t||_F <= ||S_0||_F + sum_s beta_s ||k_s|| ||v_s||
-// (the magnitude M below), and rounding errors made at one step are not amplified later.
+// drawn cases (with the variants: l2norm inside the op, beta up to 2, grouped value heads),
+// the forms by rule, and the error bounds of checks/delta_bounds.hpp (computed from the
+// precision, a magnitude and the condition number of I + A0; derived there).
 #pragma once
 
 #include <algorithm>
@@ -18,6 +14,7 @@
 #include <rapidcheck/catch.h>
 #include <rapidcheck/detail/Configuration.h>
 
+#include "checks/delta_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/kda/kda.hpp"
 
@@ -196,80 +193,23 @@ Grads<S> run_backward(const Case &c, const Inputs<S> &in, const Cotangents<S> &c
 
 /// Every head of every sequence of a case, as kda's chunkwise form sees it.
 template <Scalar S> std::vector<Head<S>> kda_heads(const Case &c, const Inputs<S> &in) {
-  const Inputs<S> x = kda::family::with_value_heads(in, kda::value_groups(in));
-  const Signature sig = kda::signature_of(gate_of(c.rule), c.variant());
-  std::vector<Head<S>> heads;
-  for (const Sequence &seq : sequences_of(c.B, c.T, c.options()))
-    for (std::size_t h = 0; h < c.HV(); ++h)
-      heads.push_back(kda::as_kda(slice_head(x, seq, h, sig), gate_of(c.rule), c.variant()));
-  return heads;
+  return checks::delta::kda_heads(in, c.options(), gate_of(c.rule), c.variant());
 }
 
-/// \brief The magnitudes the bounds are made of, computed from the inputs.
-struct Magnitudes {
-  double state = 0;   ///< M: max over heads of ||S_0||_F + sum_t beta_t ||k_t|| ||v_t||
-  double query = 0;   ///< max_t ||scale q_t|| (after normalisation)
-  double kappa = 1;   ///< max over chunks (C and the whole sequence) of cond_inf(I + A0)
-  double amplify = 1; ///< chain rule through l2norm: max 1 / sqrt(||x||^2 + eps), else 1
-  /// max over chunks of size C and keys of sum |g| over the chunk: the cumulative gate
-  /// g_cum carries an absolute rounding error gamma_n span, which exp(g_cum_i - g_cum_j)
-  /// turns into a relative one (log-space forms only; the recurrence multiplies exp(g_t))
-  double gate_span = 0;
-};
-
-/// cond_inf(I + A0) = ||I + A0||_inf ||(I + A0)^-1||_inf.
-template <Scalar S> double condition_inf(const Mat<S> &A0, const Mat<S> &A) {
-  const Mat<S> T = Mat<S>::Identity(A0.rows(), A0.cols()) + A0;
-  if (T.rows() == 0)
-    return 1;
-  return to_double(S(T.cwiseAbs().rowwise().sum().maxCoeff())) *
-         to_double(S(A.cwiseAbs().rowwise().sum().maxCoeff()));
-}
+// The bounds: the one derivation in checks/delta_bounds.hpp (shared with the property checks
+// of `ruleproof verify`), applied to a case of these tests.
+using checks::delta::condition_inf;
+using checks::delta::ForwardBound;
+using checks::delta::Magnitudes;
 
 template <Scalar S> Magnitudes magnitudes(const Case &c, const Inputs<S> &in) {
-  Magnitudes m;
-  const double scale = 1 / std::sqrt(static_cast<double>(c.K));
-  for (const Head<S> &x : kda_heads(c, in)) {
-    double state = to_double(S(x.h0.norm()));
-    for (Eigen::Index t = 0; t < x.q.rows(); ++t) {
-      state += to_double(S(x.beta(t) * x.k.row(t).norm() * x.v.row(t).norm()));
-      m.query = std::max(m.query, scale * to_double(S(x.q.row(t).norm())));
-    }
-    m.state = std::max(m.state, state);
-    for (const auto &[s, n] : gla::detail::chunks_of(x.g.rows(), c.C))
-      m.gate_span = std::max(
-          m.gate_span, to_double(S(x.g.middleRows(s, n).cwiseAbs().colwise().sum().maxCoeff())));
-    for (std::size_t C : {c.C, std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows()))}) {
-      const kda::ChunkForward<S> f = kda::chunk_forward_head(x, S(scale), C);
-      for (std::size_t i = 0; i < f.stages.A.size(); ++i)
-        m.kappa = std::max(m.kappa, condition_inf(f.stages.A0[i], f.stages.A[i]));
-    }
-  }
-  if (c.l2norm)
-    for (const Tensor<S> *x : {&in.q, &in.k})
-      for (std::size_t row = 0; row < x->size() / c.K; ++row) {
-        double norm2 = 0;
-        for (std::size_t i = 0; i < c.K; ++i)
-          norm2 += to_double((*x)[row * c.K + i]) * to_double((*x)[row * c.K + i]);
-        m.amplify = std::max(m.amplify, 1 / std::sqrt(norm2 + c.variant().l2norm_eps));
-      }
-  return m;
+  return checks::delta::magnitudes(in, c.options(), gate_of(c.rule), c.variant());
 }
 
-/// \brief Rounded operations on the longest chain behind one output element: a state
-/// entry is T updates deep, each a dot product of K terms and 3 more operations; the
-/// chunkwise and parallel forms add dot products over C rows and V columns.
-inline double forward_ops(const Case &c) {
-  return static_cast<double>((c.T + c.C) * (c.K + c.V + 3));
-}
+inline double forward_ops(const Case &c) { return checks::delta::forward_ops(c.T, c.C, c.K, c.V); }
 
-/// \brief The forward bound: gamma_n kappa M (1 + 2 gate_span) for states, times
-/// max ||q~|| for outputs.
-template <Scalar S> struct ForwardBound { S o, state; };
 template <Scalar S> ForwardBound<S> forward_bound(const Case &c, const Magnitudes &m) {
-  const S base = gamma_n<S>(forward_ops(c)) *
-                 from_double<S>(m.kappa * std::max(m.state, 1e-300) * (1 + 2 * m.gate_span));
-  return {base * from_double<S>(std::max(m.query, 1.0)), base};
+  return checks::delta::forward_bound<S>(forward_ops(c), m);
 }
 
 /// Compares a form's outputs with the reference's under the forward bound.

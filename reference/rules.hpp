@@ -23,6 +23,26 @@ struct InputDomain {
   bool normalised_keys = false;
 };
 
+/// \brief How the error of two forms of a rule computed in the same precision is bounded
+/// (the derivations: property_tests/checks/properties.hpp and checks/delta_bounds.hpp).
+enum class BoundFamily {
+  /// Transitions with nonnegative entries (decay times the identity: the GLA family and
+  /// linear attention): no term cancels on |inputs|, so the magnitude M of every element is
+  /// the rule's own recurrent form run on |inputs|. The default for a rule that names none.
+  nonnegative_transition,
+  /// Contractions I - beta k k^T (times a decay) on normalised keys: ||S_t|| <= ||S_0|| +
+  /// sum beta ||k|| ||v||, errors amplified by cond(I + A0) of the chunkwise solves.
+  contraction,
+};
+
+/// A rule's BoundFamily: its static member `bound_family`, else nonnegative_transition.
+template <class Rule> constexpr BoundFamily bound_family_of() {
+  if constexpr (requires { Rule::bound_family; })
+    return Rule::bound_family;
+  else
+    return BoundFamily::nonnegative_transition;
+}
+
 /// gla: per-key gate.
 struct Gla {
   static std::string name() { return "gla"; }
@@ -89,6 +109,7 @@ template <bool Normalised, linear_attn::FeatureMap Map> struct LinearAttn {
 
 /// delta_rule: no gate, beta in (0, 1] (Signature); keys normalised.
 struct DeltaRule {
+  static constexpr BoundFamily bound_family = BoundFamily::contraction;
   static std::string name() { return "delta_rule"; }
   static Signature signature() { return delta_rule::signature; }
   static InputDomain domain() { return {false, true}; }
@@ -109,6 +130,7 @@ struct DeltaRule {
 
 /// gated_delta_rule (Gated DeltaNet, seed 003): scalar gate, beta in (0, 1]; keys normalised.
 struct GatedDeltaRule {
+  static constexpr BoundFamily bound_family = BoundFamily::contraction;
   static std::string name() { return "gated_delta_rule"; }
   static Signature signature() { return gated_delta_rule::signature; }
   static InputDomain domain() { return {false, true}; }
@@ -129,6 +151,7 @@ struct GatedDeltaRule {
 
 /// kda: per-key gate, beta in (0, 1]; keys normalised.
 struct Kda {
+  static constexpr BoundFamily bound_family = BoundFamily::contraction;
   static std::string name() { return "kda"; }
   static Signature signature() { return kda::signature; }
   static InputDomain domain() { return {false, true}; }

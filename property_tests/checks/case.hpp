@@ -72,21 +72,23 @@ struct RuleInfo {
   bool has_beta = false;                 ///< the delta rules
   double beta_low = 0, beta_high = 1;    ///< beta in (beta_low, beta_high]
   bool normalised_keys = false;          ///< k rows with ||k||_2 <= 1
-  bool has_ab = false;                   ///< DPLR / IPLR low-rank pair (not generated yet)
+  bool has_ab = false; ///< DPLR / IPLR low-rank pair: not generated yet, so such a rule's
+                       ///< checks fail (InputError) until generators.hpp draws a and b
+  // sympow (symmetric power attention, seed 004) rows of `ruleproof verify`:
+  int power = 0;          ///< p; 0 for every rule of rules::All
+  bool normalise = false; ///< Y = S phi(Q') / (Z phi(Q')) (even p)
+  bool rotary = false;    ///< rotating q and k: fixed rotary, or data-dependent rates (beta)
 };
 
-/// Whether property p says anything about rule r, and why not when it does not.
-/// The bounds of properties.hpp are derived for transitions with nonnegative entries (the
-/// GLA family: decay times the identity); the delta rules' I - beta k k^T is not covered
-/// yet, so only their bitwise property (causality) runs.
+/// Whether property p says anything about rule r, and why not when it does not: a property
+/// about gates on a rule without one. Every other pair of a rule of rules::All is checked.
+/// sympow's rows state two properties: its three forms agree, and its gradients.
 inline std::string not_applicable(Property p, const RuleInfo &r) {
   const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates;
-  if (r.has_ab)
-    return "a and b are not generated yet";
+  if (r.power > 0 && p != Property::forms_agree && p != Property::gradients)
+    return "sympow rows state forms agree (attention, recurrent, chunk) and gradients only";
   if (extreme && r.gate == GateKind::none)
     return "no gate";
-  if (r.has_beta && p != Property::causality && p != Property::causality_extreme_gates)
-    return "no derived bound for I - beta k k^T transitions yet";
   return "";
 }
 inline bool applies(Property p, const RuleInfo &r) { return not_applicable(p, r).empty(); }
@@ -102,9 +104,14 @@ struct Case {
   std::size_t split = 0;                ///< P: halves and causality
   bool has_h0 = false;
   std::vector<double> q, k, v, g, h0; ///< h0: [N, H, K, state_columns] when has_h0
-  std::vector<double> beta;           ///< [B, T, H] for the delta rules
+  bool has_beta = false;              ///< the rule takes beta (the delta rules, sympow's rates)
+  std::vector<double> beta;           ///< [B, T, H] when has_beta
   std::vector<double> d_o, d_ht;      ///< cotangents (gradient cases); d_ht may be empty
   std::vector<double> q_late, k_late, v_late, g_late; ///< causality: values for t >= P
+  std::vector<double> beta_late;                      ///< causality, the delta rules
+  int power = 0;                                      ///< sympow: p (0: a rule of rules::All)
+  bool normalise = false;                             ///< sympow: normalised
+  double rotary_base = 0; ///< sympow: N of the rotary rates (0: no rotation)
 
   std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
 };
@@ -126,6 +133,9 @@ inline std::string describe(const Case &c) {
   os.precision(17);
   os << "B=" << c.B << " T=" << c.T << " H=" << c.H << " K=" << c.K << " V=" << c.V << " C=" << c.C
      << " P=" << c.split << " initial_state=" << (c.has_h0 ? "yes" : "no");
+  if (c.power > 0)
+    os << " p=" << c.power << " normalised=" << (c.normalise ? "yes" : "no")
+       << " rotary_base=" << c.rotary_base;
   if (!c.cu_seqlens.empty()) {
     os << " cu_seqlens=[";
     for (std::size_t i = 0; i < c.cu_seqlens.size(); ++i)
@@ -144,6 +154,7 @@ inline std::string describe(const Case &c) {
   detail::show_values(os, "k(t>=P)", c.k_late);
   detail::show_values(os, "v(t>=P)", c.v_late);
   detail::show_values(os, "g(t>=P)", c.g_late);
+  detail::show_values(os, "beta(t>=P)", c.beta_late);
   return os.str();
 }
 

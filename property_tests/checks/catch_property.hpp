@@ -18,7 +18,7 @@ inline void check_every_rule(ScalarKind s, Property p) {
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
   for (const RuleInfo &r : rule_infos()) {
     if (!applies(p, r)) {
-      WARN(name_of(p) << ": " << r.name << " skipped: " << not_applicable(p, r));
+      WARN(name_of(p) << " does not apply to " << r.name << ": " << not_applicable(p, r));
       continue;
     }
     rc::prop(r.name + " in " + name_of(s), [s, p, r, seed] {

@@ -81,21 +81,34 @@ inline std::size_t gate_count(const Case &c) {
   return 0;
 }
 
-/// Draws q, k, v, g (extreme or ordinary) and the initial state once the shape is set.
-inline void draw_values(Case &c, const RuleInfo &r, bool extreme) {
+/// beta in the rule's range (beta_low, beta_high]: beta_low + (beta_high - beta_low) m/8 for
+/// m in [1, 8], shrinking towards m = 1. `interior`: m <= 7, so that finite differences
+/// (steps of 2 eps^(1/3)) stay inside the range.
+inline std::vector<double> betas(const RuleInfo &r, std::size_t n, bool interior) {
+  return *values(n, rc::gen::map(size_in(1, interior ? 7 : 8), [r](std::size_t m) {
+                   return r.beta_low + (r.beta_high - r.beta_low) * static_cast<double>(m) / 8;
+                 }));
+}
+
+/// k for this rule: features, scaled to |k_i| <= 1/K (so ||k||_2 <= 1) for normalised keys.
+inline std::vector<double> keys(const RuleInfo &r, std::size_t K, std::size_t n) {
+  std::vector<double> k = features(r, K, n);
+  if (r.normalised_keys)
+    for (double &x : k)
+      x /= static_cast<double>(K);
+  return k;
+}
+
+/// Draws q, k, v, g (extreme or ordinary), beta and the initial state once the shape is set.
+inline void draw_values(Case &c, const RuleInfo &r, bool extreme, bool interior_beta = false) {
   const std::size_t rows = c.B * c.T * c.H;
   c.q = features(r, c.K, rows * c.K);
-  c.k = features(r, c.K, rows * c.K);
+  c.k = keys(r, c.K, rows * c.K);
   c.v = *values(rows * c.V, signed_value());
   c.g = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
-  if (r.normalised_keys) // |k_i| <= 1/K, so ||k||_2 <= 1
-    for (double &x : c.k)
-      x /= static_cast<double>(c.K);
-  if (r.has_beta) // beta_low + (beta_high - beta_low) m/8, m in [1, 8]
-    c.beta = *rc::gen::container<std::vector<double>>(
-        rows, rc::gen::map(size_in(1, 8), [r](std::size_t m) {
-          return r.beta_low + (r.beta_high - r.beta_low) * static_cast<double>(m) / 8;
-        }));
+  c.has_beta = r.has_beta;
+  if (r.has_beta)
+    c.beta = betas(r, rows, interior_beta);
   c.has_h0 = *rc::gen::arbitrary<bool>();
   if (c.has_h0) {
     const std::size_t n = c.sequences() * c.H * c.K * c.state_columns;
@@ -106,8 +119,74 @@ inline void draw_values(Case &c, const RuleInfo &r, bool extreme) {
   }
 }
 
+/// A real in [lo, hi] on a grid of (hi - lo) 2^-16, shrinking towards lo.
+inline rc::Gen<double> grid_value(double lo, double hi) {
+  return rc::gen::map(size_in(0, 1 << 16), [lo, hi](std::size_t m) {
+    return lo + (hi - lo) * static_cast<double>(m) / 65536.0;
+  });
+}
+
+/// +-(1 - m 2^-16) for m in [0, 2^16 - 1]: never zero, shrinking towards +-1. Finer than
+/// m/8 and never zero: sympow's normalised denominator of row i is a sum of (q'_i^T k'_j)^p
+/// with even p, 0/0 only when every one of them vanishes, which such a grid makes (all but)
+/// impossible; a zero q row would make it certain.
+inline rc::Gen<double> nonzero_grid_value() {
+  return rc::gen::map(size_in(0, (1 << 17) - 1), [](std::size_t i) {
+    const double x = 1 - static_cast<double>(i / 2) / 65536.0;
+    return i % 2 ? -x : x;
+  });
+}
+
+/// \brief A sympow case: T <= 8 (<= 5 for gradients: one head, dual numbers and finite
+/// differences of the attention form), K even when rotating, ragged cu_seqlens with empty
+/// sequences a third of the time (forms), g in [-1, -2^-16] (strictly negative: finite
+/// differences step it), rates beta in (0, 2] (the seed's 1 + tanh range), rotary base N in
+/// [2, 1000]. No initial state (attention_backward takes none).
+inline rc::Gen<Case> sympow_case_for(Property p, const RuleInfo &r) {
+  return rc::gen::exec([p, r] {
+    const bool grads = p == Property::gradients;
+    Case c;
+    c.gate = r.gate;
+    c.power = r.power;
+    c.normalise = r.normalise;
+    c.K = r.rotary ? 2 * *size_in(1, 2) : *size_in(1, 4);
+    c.V = *size_in(1, 3);
+    c.H = grads ? 1 : *size_in(1, 2);
+    c.T = *size_in(0, grads ? 5 : 8);
+    c.C = *size_in(1, c.T + 1);
+    c.state_columns = c.V + (r.normalise ? 1 : 0);
+    if (!grads && *size_in(0, 2) == 0) {
+      c.B = 1;
+      c.cu_seqlens = {0};
+      while (c.cu_seqlens.back() < static_cast<std::int64_t>(c.T))
+        c.cu_seqlens.push_back(static_cast<std::int64_t>(
+            *size_in(static_cast<std::size_t>(c.cu_seqlens.back()), c.T)));
+      if (c.cu_seqlens.size() == 1)
+        c.cu_seqlens.push_back(0);
+    } else {
+      c.B = grads ? 1 : *size_in(1, 2);
+    }
+    const std::size_t rows = c.B * c.T * c.H;
+    c.q = *values(rows * c.K, nonzero_grid_value());
+    c.k = *values(rows * c.K, nonzero_grid_value());
+    c.v = *values(rows * c.V, grid_value(-1, 1));
+    if (r.gate == GateKind::scalar)
+      c.g = *values(rows, grid_value(-1.0 / 65536, -1));
+    c.has_beta = r.has_beta;
+    if (r.has_beta)
+      c.beta = *values(rows, grid_value(2.0 / 65536, 2));
+    if (r.rotary)
+      c.rotary_base = *grid_value(2, 1000);
+    if (grads)
+      c.d_o = *values(rows * c.V, grid_value(-1, 1));
+    return c;
+  });
+}
+
 /// \brief The generator of cases for property p on rule r.
 inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
+  if (r.power > 0)
+    return sympow_case_for(p, r);
   return rc::gen::exec([p, r] {
     Case c;
     c.gate = r.gate;
@@ -165,19 +244,18 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
       draw_values(c, r, extreme);
       const std::size_t rows = c.B * c.T * c.H;
       c.q_late = features(r, c.K, rows * c.K);
-      c.k_late = features(r, c.K, rows * c.K);
-      if (r.normalised_keys)
-        for (double &x : c.k_late)
-          x /= static_cast<double>(c.K);
+      c.k_late = keys(r, c.K, rows * c.K);
       c.v_late = *values(rows * c.V, signed_value());
       c.g_late = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
+      if (r.has_beta)
+        c.beta_late = betas(r, rows, false);
       break;
     }
     case Property::gradients: {
       dims(1, 1, 3);
       c.T = *size_in(0, 8);
       c.C = *size_in(1, c.T + 2);
-      draw_values(c, r, false);
+      draw_values(c, r, false, true);
       c.d_o = *values(c.B * c.T * c.H * c.V, signed_value());
       if (*rc::gen::arbitrary<bool>())
         c.d_ht = *values(c.sequences() * c.H * c.K * c.state_columns, signed_value());

@@ -39,6 +39,12 @@
 // two loss evaluations relative to the loss magnitude, 2 gamma_n Lmag / h, with Lmag
 // = <|dO|, M_o> + <|dS|, M_S> and h = eps^(1/3) max(1, |x|) as finite_difference_grads
 // chooses it, plus the dual side's gamma_n' M'.
+//
+// The delta-rule family (rules::BoundFamily::contraction): the transition I - beta k k^T
+// has entries of both signs, so the magnitude argument above does not hold; its bounds,
+// from the contraction ||S_t|| <= ||S_0|| + sum beta ||k|| ||v|| and cond(I + A0) of the
+// chunkwise solves, are derived in delta_bounds.hpp. forward_bound and gradient_bound below
+// pick the family from the rule.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +53,7 @@
 #include <sstream>
 
 #include "case.hpp"
+#include "delta_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/rules.hpp"
@@ -98,7 +105,7 @@ template <class S> Inputs<S> inputs_of(const Case &c) {
   in.v = tensor_of<S>({c.B, c.T, c.H, c.V}, c.v);
   if (c.gate != GateKind::none)
     in.g = tensor_of<S>(gate_shape(c), c.g);
-  if (!c.beta.empty())
+  if (c.has_beta)
     in.beta = tensor_of<S>({c.B, c.T, c.H}, c.beta);
   if (c.has_h0)
     in.h0 = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.h0);
@@ -236,11 +243,46 @@ void measure_identical(Measure &m, const std::string &what, const Tensor<S> &a,
     m.worst_ratio = std::numeric_limits<double>::infinity();
 }
 
+/// Compares both outputs of a form against the reference under element-wise bounds.
 template <class S>
-void measure_output(Measure &m, const Output<S> &a, const Output<S> &b, const Output<S> &mag,
-                    double n) {
-  measure(m, "o", a.o, b.o, bound_from(mag.o, n, 2));
-  measure(m, "final_state", a.final_state, b.final_state, bound_from(mag.final_state, n, 2));
+void measure_output(Measure &m, const Output<S> &a, const Output<S> &b, const Output<S> &bound) {
+  measure(m, "o", a.o, b.o, bound.o);
+  measure(m, "final_state", a.final_state, b.final_state, bound.final_state);
+}
+
+template <class Rule> constexpr bool is_contraction() {
+  return rules::bound_family_of<Rule>() == rules::BoundFamily::contraction;
+}
+
+/// The delta family's variant, as the rule's signature gives it.
+template <class Rule> kda::Variant delta_variant() {
+  kda::Variant var;
+  var.allow_neg_eigval = Rule::signature().beta_high > 1;
+  return var;
+}
+
+/// \brief Element-wise bounds on the difference of two forward forms of Rule on `in`, both
+/// computed in S with options `opts` (any chunk size up to the longest sequence, and the
+/// parallel form): o and final_state, shaped like the outputs `like`.
+template <class Rule, class S>
+Output<S> forward_bound(const Inputs<S> &in, const Options &opts, const Case &c,
+                        const Output<S> &like) {
+  if constexpr (is_contraction<Rule>()) {
+    // The parallel form is one chunk as long as the sequence: take the larger width.
+    Options o = opts;
+    o.chunk_size = std::max<std::size_t>({opts.chunk_size, longest(c), 1});
+    const delta::Magnitudes m =
+        delta::magnitudes(in, o, Rule::signature().gate, delta_variant<Rule>());
+    const delta::ForwardBound<S> b = delta::forward_bound<S>(
+        delta::forward_ops(in.q.dim(1), o.chunk_size, in.q.dim(3), in.v.dim(3)), m);
+    const S floor = from_double<S>(forward_depth(c)) * std::numeric_limits<S>::min();
+    return {Tensor<S>(like.o.shape(), S(b.o + floor)),
+            Tensor<S>(like.final_state.shape(), S(b.state + floor))};
+  } else {
+    const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
+    const double n = forward_depth(c);
+    return {bound_from(mag.o, n, 2), bound_from(mag.final_state, n, 2)};
+  }
 }
 
 /// Calls fn(name, form) for the three forward forms of Rule in S.
@@ -317,14 +359,13 @@ template <class Rule, class S> Report check_forms_agree(const Case &c) {
   const Inputs<S> in = inputs_of<S>(c);
   const Options opts = options_of(c);
   const Output<S> rec = Rule::recurrent(in, opts);
-  const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
-  const double n = forward_depth(c);
+  const Output<S> bound = forward_bound<Rule>(in, opts, c, rec);
   Report r;
   for_each_form<Rule, S>([&](const std::string &name, auto form) {
     if (name == "recurrent")
       return;
     Measure m{name, "recurrent"};
-    measure_output(m, form(in, opts), rec, mag, n);
+    measure_output(m, form(in, opts), rec, bound);
     r.measures.push_back(m);
   });
   return r;
@@ -337,25 +378,24 @@ template <class Rule, class S> Report check_varlen(const Case &c) {
   const Options opts = options_of(c);
   Options alone_opts = opts;
   alone_opts.cu_seqlens.clear();
-  const double n = forward_depth(c);
   Report r;
   for_each_form<Rule, S>([&](const std::string &name, auto form) {
     const Output<S> full = form(in, opts);
     Output<S> expected{Tensor<S>(full.o.shape()), Tensor<S>(full.final_state.shape())};
-    Output<S> mag = expected;
+    Output<S> bound = expected;
     for (std::size_t s = 0; s + 1 < c.cu_seqlens.size(); ++s) {
       const auto begin = static_cast<std::size_t>(c.cu_seqlens[s]);
       Inputs<S> one = time_slice(in, begin, static_cast<std::size_t>(c.cu_seqlens[s + 1]));
       one.h0 = state_slice(in.h0, s);
       const Output<S> alone = form(one, alone_opts);
-      const Output<S> alone_mag = Rule::recurrent(magnitude_inputs<Rule>(one), alone_opts);
+      const Output<S> alone_bound = forward_bound<Rule>(one, alone_opts, c, alone);
       put_time_slice(expected.o, alone.o, begin);
-      put_time_slice(mag.o, alone_mag.o, begin);
+      put_time_slice(bound.o, alone_bound.o, begin);
       put_state_slice(expected.final_state, alone.final_state, s);
-      put_state_slice(mag.final_state, alone_mag.final_state, s);
+      put_state_slice(bound.final_state, alone_bound.final_state, s);
     }
     Measure m{name, name + " on each sequence alone"};
-    measure_output(m, full, expected, mag, n);
+    measure_output(m, full, expected, bound);
     r.measures.push_back(m);
   });
   return r;
@@ -366,11 +406,10 @@ template <class Rule, class S> Report check_halves(const Case &c) {
   using namespace detail;
   const Inputs<S> in = inputs_of<S>(c);
   const Options opts = options_of(c);
-  const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
-  const double n = forward_depth(c);
   Report r;
   for_each_form<Rule, S>([&](const std::string &name, auto form) {
     const Output<S> whole = form(in, opts);
+    const Output<S> bound = forward_bound<Rule>(in, opts, c, whole);
     const Output<S> first = form(time_slice(in, 0, c.split), opts);
     Inputs<S> rest = time_slice(in, c.split, c.T);
     rest.h0 = first.final_state;
@@ -379,7 +418,7 @@ template <class Rule, class S> Report check_halves(const Case &c) {
     put_time_slice(joined.o, first.o, 0);
     put_time_slice(joined.o, second.o, c.split);
     Measure m{name, name + " in one run"};
-    measure_output(m, joined, whole, mag, n);
+    measure_output(m, joined, whole, bound);
     r.measures.push_back(m);
   });
   return r;
@@ -391,12 +430,14 @@ template <class Rule, class S> Report check_causality(const Case &c) {
   const Inputs<S> in = inputs_of<S>(c);
   Case late = c;
   late.q = c.q_late, late.k = c.k_late, late.v = c.v_late, late.g = c.g_late;
+  late.beta = c.beta_late;
   const Inputs<S> other = inputs_of<S>(late);
   Inputs<S> changed = in;
   put_time_slice(changed.q, time_slice(other.q, c.split, c.T), c.split);
   put_time_slice(changed.k, time_slice(other.k, c.split, c.T), c.split);
   put_time_slice(changed.v, time_slice(other.v, c.split, c.T), c.split);
   put_time_slice(changed.g, time_slice(other.g, c.split, c.T), c.split);
+  put_time_slice(changed.beta, time_slice(other.beta, c.split, c.T), c.split);
   const Options opts = options_of(c);
   Report r;
   for_each_form<Rule, S>([&](const std::string &name, auto form) {
@@ -491,6 +532,50 @@ Grads<S> gradient_magnitude(const Inputs<S> &in, const Cotangents<S> &ct, const 
   return m;
 }
 
+/// \brief The bounds of the gradient check, element by element: `dual` on the exact (dual)
+/// gradient's own rounding, `analytic` on |chunk_backward - dual|, and `rounding`, the
+/// rounding of one loss evaluation, which finite differences divide by their step h.
+template <class S> struct GradientBound {
+  Grads<S> dual, analytic;
+  S rounding{0};
+};
+
+/// The gradient bounds of Rule's family (see the top of this file and delta_bounds.hpp).
+template <class Rule, class S>
+GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts,
+                                const Case &c) {
+  using namespace detail;
+  GradientBound<S> b;
+  if constexpr (is_contraction<Rule>()) {
+    const delta::Magnitudes m =
+        delta::magnitudes(in, opts, Rule::signature().gate, delta_variant<Rule>());
+    const delta::GradientBound<S> db = delta::gradient_bound<S>(
+        delta::forward_ops(in.q.dim(1), opts.chunk_size, in.q.dim(3), in.v.dim(3)), m, ct);
+    for (const auto &f : grad_fields<S>()) {
+      b.dual.*f.grad = Tensor<S>((in.*f.input).shape(), db.grads);
+      b.analytic.*f.grad = b.dual.*f.grad;
+    }
+    b.rounding = db.rounding;
+  } else {
+    const Grads<S> mag = gradient_magnitude<Rule>(in, ct, opts);
+    const double n = forward_depth(c), nb = backward_depth(c);
+    for (const auto &f : grad_fields<S>()) {
+      const Tensor<S> &dual = b.dual.*f.grad = bound_from(mag.*f.grad, nb, 1); // gamma_n' M'
+      Tensor<S> &both = b.analytic.*f.grad = dual;
+      for (std::size_t i = 0; i < both.size(); ++i)
+        both[i] += dual[i]; // 2 gamma_n' M'
+    }
+    // Lmag = <|dO|, M_o> + <|dS|, M_S>
+    Cotangents<S> cta = ct;
+    make_abs(cta.d_o);
+    make_abs(cta.d_ht);
+    const S loss_mag = loss(Rule::recurrent(magnitude_inputs<Rule>(in), opts), cta);
+    b.rounding = from_double<S>(2) *
+                 gamma<S>(n + static_cast<double>(ct.d_o.size() + ct.d_ht.size())) * loss_mag;
+  }
+  return b;
+}
+
 /// chunk_backward == dual numbers (exact derivatives of the recurrent form) == central
 /// finite differences of the recurrent form, for every gradient.
 template <class Rule, class S> Report check_gradients(const Case &c) {
@@ -505,17 +590,8 @@ template <class Rule, class S> Report check_gradients(const Case &c) {
       dual_grads(in, ct, [&](const Inputs<D> &x) { return Rule::recurrent(x, opts); });
   const FiniteDifference<S> fd =
       finite_difference_grads(in, ct, [&](const Inputs<S> &x) { return Rule::recurrent(x, opts); });
-  const Grads<S> mag = gradient_magnitude<Rule>(in, ct, opts);
-  const double n = forward_depth(c), nb = backward_depth(c);
-
-  // Lmag = <|dO|, M_o> + <|dS|, M_S>
-  Cotangents<S> cta = ct;
-  make_abs(cta.d_o);
-  make_abs(cta.d_ht);
-  const S loss_mag = loss(Rule::recurrent(magnitude_inputs<Rule>(in), opts), cta);
+  const GradientBound<S> bound = gradient_bound<Rule>(in, ct, opts, c);
   const S step0 = cbrt(scalar_traits<S>::epsilon());
-  const S rounding = from_double<S>(2) *
-                     gamma<S>(n + static_cast<double>(ct.d_o.size() + ct.d_ht.size())) * loss_mag;
 
   Report r;
   Measure an{"chunk_backward", "dual numbers"}, fdm{"finite_difference", "dual numbers"};
@@ -527,13 +603,12 @@ template <class Rule, class S> Report check_gradients(const Case &c) {
       continue;
     const std::string what = std::string("d") + f.name;
     const Tensor<S> &a = analytic.*f.grad, &d = dual.*f.grad, &fdg = fd.grads.*f.grad;
-    const Tensor<S> dual_bound = bound_from(mag.*f.grad, nb, 1);
-    Tensor<S> both = dual_bound, fd_bound = dual_bound, fd_only(x.shape());
+    const Tensor<S> &dual_bound = bound.dual.*f.grad, &both = bound.analytic.*f.grad;
+    Tensor<S> fd_bound = dual_bound, fd_only(x.shape());
     for (std::size_t i = 0; i < x.size(); ++i) {
       using std::abs;
       const S h = step0 * (abs(x[i]) > S(1) ? abs(x[i]) : S(1));
-      fd_only[i] = (fd.error.*f.grad)[i] + rounding / h;
-      both[i] = dual_bound[i] + dual_bound[i]; // 2 gamma_n' M'
+      fd_only[i] = (fd.error.*f.grad)[i] + bound.rounding / h;
       fd_bound[i] = dual_bound[i] + fd_only[i];
     }
     measure(an, what, a, d, both);

@@ -19,7 +19,34 @@ RuleInfo rule_info(const std::string &name) {
   throw std::invalid_argument("unknown rule '" + name + "'");
 }
 
+std::vector<RuleInfo> sympow_infos() {
+  struct Variant {
+    const char *name;
+    bool gated, rotary, rates;
+  };
+  const Variant variants[] = {{"plain", false, false, false},
+                              {"fixed_rotary", false, true, false},
+                              {"gated", true, false, false},
+                              {"data_dependent_rotation", false, true, true},
+                              {"gated_data_dependent_rotation", true, true, true}};
+  std::vector<RuleInfo> infos;
+  for (const Variant &v : variants)
+    for (int p : {1, 2, 3, 4, 6}) {
+      RuleInfo r;
+      r.power = p;
+      r.normalise = p % 2 == 0;
+      r.rotary = v.rotary;
+      r.gate = v.gated ? GateKind::scalar : GateKind::none;
+      r.has_beta = v.rates, r.beta_low = 0, r.beta_high = 2;
+      r.name = "sympow_p" + std::to_string(p) + (r.normalise ? "_normalised_" : "_") + v.name;
+      infos.push_back(r);
+    }
+  return infos;
+}
+
 Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &c) {
+  if (rule.rfind("sympow", 0) == 0)
+    return run_sympow_check(s, p, rule, c);
   switch (s) {
   case ScalarKind::double_: return run_check_double(p, rule, c);
   case ScalarKind::long_double: return run_check_long_double(p, rule, c);

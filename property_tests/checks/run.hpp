@@ -16,12 +16,21 @@ std::vector<RuleInfo> rule_infos();
 /// The rule called `name`; throws std::invalid_argument when there is none.
 RuleInfo rule_info(const std::string &name);
 
-/// Runs property p on case c for the rule called `rule`, in scalar s. Throws
-/// std::invalid_argument for an unknown rule; a reference's InputError passes through.
+/// sympow's rows (sympow_checks.hpp): every variant (plain, fixed rotary, scalar gating,
+/// data-dependent rotation, gating and rotation) x p in {1, 2, 3, 4, 6}, normalised for even
+/// p, plain for odd; named sympow_p<p>[_normalised]_<variant>.
+std::vector<RuleInfo> sympow_infos();
+
+/// Runs property p on case c for the rule called `rule` (of rule_infos() or sympow_infos()),
+/// in scalar s. Throws std::invalid_argument for an unknown rule; a reference's InputError
+/// passes through.
 Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &c);
 
 Report run_check_double(Property p, const std::string &rule, const Case &c);
 Report run_check_long_double(Property p, const std::string &rule, const Case &c);
 Report run_check_float128(Property p, const std::string &rule, const Case &c);
+
+/// sympow's checks (run_sympow.cpp); `rule` must be one of sympow_infos().
+Report run_sympow_check(ScalarKind s, Property p, const std::string &rule, const Case &c);
 
 } // namespace ruleproof::checks
