@@ -11,7 +11,7 @@
 //
 // Figures (T = 4096, K = V = 128, C = 64, one head, float128, ms fwd+bwd):
 //   version                                  build machine (2 cores, shared)   H200 host
-//   plain Eigen float128 (be66447)           70 700 wall                       33 589
+//   plain Eigen float128 (be66447)           70 700 wall, 47 317 CPU           33 589
 //   integer-significand products, exps once  10 669 wall, 7 049 CPU             4 631
 // Multi-head on the H100 host (16 cores), H = 8: float128 53 045 ms on 1 thread,
 // 10 295 ms on 8; double 2 405 ms on 1, 531 ms on 8.
