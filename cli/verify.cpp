@@ -38,12 +38,6 @@ struct VerifyOptions {
   unsigned threads = 1;
 };
 
-/// Properties whose failure is a reference bug already reported; they are run and shown, but
-/// do not change the exit status (remove an entry once its bug is fixed).
-bool known_reference_bug(Property p, const std::string &rule) {
-  // gla's chunk form picks factored or pairwise decays from the whole chunk's span
-  return p == Property::causality_extreme_gates && (rule == "gla" || rule == "simple_gla");
-}
 
 /// splitmix64: one well-mixed 64-bit number from another.
 std::uint64_t mix(std::uint64_t x) {
@@ -71,7 +65,6 @@ struct Row {
   std::string rule, scalar, property, form, against;
   std::size_t cases = 0, failures = 0, elements = 0;
   double worst_rel = 0, worst_ratio = 0;
-  bool known_bug = false;
   std::string worst_where, counterexample, counterexample_where;
   std::uint64_t failing_seed = 0;
   bool holds() const { return failures == 0; }
@@ -102,7 +95,6 @@ void record(Job &job, const Report &r, std::size_t case_index) {
       Row row;
       row.rule = job.rule.name, row.scalar = name_of(job.scalar);
       row.property = name_of(job.property), row.form = m.form, row.against = m.against;
-      row.known_bug = known_reference_bug(job.property, job.rule.name);
       job.rows.push_back(row);
     }
     Row &row = job.rows[f];
@@ -284,9 +276,8 @@ int run_verify(const VerifyOptions &opt) {
       continue;
     }
     for (const Row &row : j.rows) {
-      const std::string verdict =
-          row.holds() ? "holds" : (row.known_bug ? "FAILS (known reference bug)" : "FAILS");
-      if (!row.holds() && !row.known_bug)
+      const std::string verdict = row.holds() ? "holds" : "FAILS";
+      if (!row.holds())
         all_hold = false;
       fmt::print("{:<{}} {:<11} {:<67} {:<18} {:>5} {:>9} {:>9} {:>6.1f}  {}\n", row.rule, width,
                  row.scalar, row.property, row.form, row.cases, fmt_number(row.worst_rel),
@@ -306,8 +297,7 @@ int run_verify(const VerifyOptions &opt) {
                           {"digits", std::isinf(row.digits()) ? nlohmann::json("all")
                                                               : nlohmann::json(row.digits())},
                           {"worst", row.worst_where},
-                          {"holds", row.holds()},
-                          {"known_reference_bug", row.known_bug && !row.holds()}};
+                          {"holds", row.holds()}};
       if (!row.holds()) {
         r["failing_case_seed"] = row.failing_seed;
         r["counterexample"] = row.counterexample;

@@ -30,12 +30,7 @@ TEST_CASE("extreme_gates_give_finite_results_equal_to_recurrent/double", "[prope
   check_every_rule(scalar, Property::extreme_gates);
 }
 
-// Known to fail in double (a reference bug, reported): gla's chunk form chooses between the
-// factored exp(g_cum_i) exp(-g_cum_j) and the pairwise exp(g_cum_i - g_cum_j) from the decay
-// span of the WHOLE chunk, so gates at t >= P change the rounding of outputs at t < P.
-// [!mayfail] keeps the counterexample in every run's output without failing the suite;
-// remove the tag once reference/gla/chunk.hpp decides per row.
 TEST_CASE("later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates/double",
-          "[property][double][!mayfail]") {
+          "[property][double]") {
   check_every_rule(scalar, Property::causality_extreme_gates);
 }

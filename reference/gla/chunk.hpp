@@ -24,69 +24,82 @@ template <Scalar S> Mat<S> chunk_local_cumsum(const Mat<S> &g, std::size_t C) {
 namespace detail {
 
 /// \brief The decay inside one chunk, \f$ R_{ijc} = \exp(g^{cum}_{ic} - g^{cum}_{jc}) \f$
-/// for i >= j, and the three bilinear maps built on it. When the chunk's decay span fits
-/// the exponent range of S, R factors as exp(g_cum_i) exp(-g_cum_j) (matrix products);
-/// otherwise each exponent is taken pairwise, as seed 002's log-space form.
+/// for i >= j, and the three bilinear maps built on it.
+///
+/// Row i is factored, \f$ R_{ijc} = e^{g^{cum}_{ic}} e^{-g^{cum}_{jc}} \f$ (matrix products),
+/// when \f$ \max_c -g^{cum}_{ic} \f$ is below half the exponent range of S; since g <= 0,
+/// -g_cum grows down the chunk, so the factored rows are a prefix and every j <= i of a
+/// factored row is factored too. Other rows take each exponent pairwise, as seed 002's
+/// log-space form. Deciding row by row keeps the forward causal to the last bit: row i's
+/// arithmetic never depends on a later row's gates (the products keep their full size, so
+/// no entry's summation order depends on where the prefix ends).
 template <Scalar S> class ChunkDecay {
 public:
   explicit ChunkDecay(const Mat<S> &g_cum) : g_cum_(g_cum) {
     using std::exp;
-    const Eigen::Index n = g_cum.rows();
-    S span(0);
-    if (n > 0)
-      for (Eigen::Index c = 0; c < g_cum.cols(); ++c)
-        if (-g_cum(n - 1, c) > span)
-          span = -g_cum(n - 1, c);
-    factored_ = span < scalar_traits<S>::max_exponent_e() / S(2);
-    if (factored_) {
-      up_ = g_cum.unaryExpr([](const S &x) { return S(exp(x)); });
-      down_ = g_cum.unaryExpr([](const S &x) { return S(exp(-x)); });
+    const Eigen::Index n = g_cum.rows(), K = g_cum.cols();
+    const S limit = scalar_traits<S>::max_exponent_e() / S(2);
+    up_ = g_cum.unaryExpr([](const S &x) { return S(exp(x)); }); // <= 1: always safe
+    down_ = Mat<S>::Zero(n, K);
+    for (factored_ = 0; factored_ < n; ++factored_) {
+      bool safe = true;
+      for (Eigen::Index c = 0; c < K; ++c)
+        safe = safe && -g_cum(factored_, c) < limit;
+      if (!safe)
+        break;
+      for (Eigen::Index c = 0; c < K; ++c)
+        down_(factored_, c) = exp(-g_cum(factored_, c));
     }
   }
 
   /// \f$ A_{ij} = \sum_c X_{ic} Y_{jc} R_{ijc} \f$ for i >= j, zero above the diagonal.
   Mat<S> scores(const Mat<S> &X, const Mat<S> &Y) const {
-    if (factored_)
-      return product<S>(Mat<S>(X.cwiseProduct(up_)), false, Mat<S>(Y.cwiseProduct(down_)), true,
-                        Structure::lower_result);
-    const Eigen::Index n = X.rows();
-    Mat<S> A = Mat<S>::Zero(n, n);
-    for (Eigen::Index i = 0; i < n; ++i)
-      for (Eigen::Index j = 0; j <= i; ++j)
+    Mat<S> A = product<S>(Mat<S>(X.cwiseProduct(up_)), false, Mat<S>(Y.cwiseProduct(down_)), true,
+                          Structure::lower_result);
+    for (Eigen::Index i = factored_; i < X.rows(); ++i)
+      for (Eigen::Index j = 0; j <= i; ++j) {
+        S acc(0);
         for (Eigen::Index c = 0; c < X.cols(); ++c)
-          A(i, j) += X(i, c) * Y(j, c) * ratio(i, j, c);
+          acc += X(i, c) * Y(j, c) * ratio(i, j, c);
+        A(i, j) = acc;
+      }
     return A;
   }
 
   /// \f$ \partial X_{ic} = \sum_{j \le i} dA_{ij} Y_{jc} R_{ijc} \f$
   Mat<S> grad_left(const Mat<S> &dA, const Mat<S> &Y) const {
-    if (factored_) // lower(dA) (Y . down): only the terms j <= i
-      return up_.cwiseProduct(
-          product<S>(dA, false, Mat<S>(Y.cwiseProduct(down_)), false, Structure::left_lower));
-    Mat<S> dX = Mat<S>::Zero(dA.rows(), Y.cols());
-    for (Eigen::Index i = 0; i < dA.rows(); ++i)
-      for (Eigen::Index j = 0; j <= i; ++j)
-        for (Eigen::Index c = 0; c < Y.cols(); ++c)
-          dX(i, c) += dA(i, j) * Y(j, c) * ratio(i, j, c);
+    // lower(dA) (Y . down): only the terms j <= i
+    Mat<S> dX = up_.cwiseProduct(
+        product<S>(dA, false, Mat<S>(Y.cwiseProduct(down_)), false, Structure::left_lower));
+    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
+      for (Eigen::Index c = 0; c < Y.cols(); ++c) {
+        S acc(0);
+        for (Eigen::Index j = 0; j <= i; ++j)
+          acc += dA(i, j) * Y(j, c) * ratio(i, j, c);
+        dX(i, c) = acc;
+      }
     return dX;
   }
 
   /// \f$ \partial Y_{jc} = \sum_{i \ge j} dA_{ij} X_{ic} R_{ijc} \f$
   Mat<S> grad_right(const Mat<S> &dA, const Mat<S> &X) const {
-    if (factored_) // lower(dA)^T (X . up): only the terms i >= j
-      return down_.cwiseProduct(
-          product<S>(dA, true, Mat<S>(X.cwiseProduct(up_)), false, Structure::left_upper));
-    Mat<S> dY = Mat<S>::Zero(dA.cols(), X.cols());
-    for (Eigen::Index i = 0; i < dA.rows(); ++i)
+    Mat<S> dA_factored = dA; // the rows i of factored pairs; the others go pairwise
+    dA_factored.bottomRows(dA.rows() - factored_).setZero();
+    // lower(dA)^T (X . up): only the terms i >= j
+    Mat<S> dY = down_.cwiseProduct(
+        product<S>(dA_factored, true, Mat<S>(X.cwiseProduct(up_)), false, Structure::left_upper));
+    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
       for (Eigen::Index j = 0; j <= i; ++j)
         for (Eigen::Index c = 0; c < X.cols(); ++c)
           dY(j, c) += dA(i, j) * X(i, c) * ratio(i, j, c);
     return dY;
   }
 
-  /// Whether R factors as exp(g_cum_i) exp(-g_cum_j); then up() and down() hold them.
-  bool factored() const { return factored_; }
+  /// Whether every row is factored; then down() holds exp(-g_cum) on every row.
+  bool all_rows_factored() const { return factored_ == g_cum_.rows(); }
+  /// exp(g_cum), every row.
   const Mat<S> &up() const { return up_; }
+  /// exp(-g_cum) on the factored rows, 0 on the others.
   const Mat<S> &down() const { return down_; }
 
 private:
@@ -94,9 +107,9 @@ private:
     using std::exp;
     return exp(g_cum_(i, c) - g_cum_(j, c));
   }
-  const Mat<S> &g_cum_;
-  bool factored_ = false;
-  Mat<S> up_, down_; // exp(g_cum), exp(-g_cum)
+  const Mat<S> &g_cum_;   // must outlive the object
+  Eigen::Index factored_; // rows [0, factored_) are factored
+  Mat<S> up_, down_;
 };
 
 /// Rows [begin, end) of chunk c.
@@ -139,15 +152,10 @@ template <class S> struct ChunkForward {
 
 namespace detail {
 
-/// \f$ e^{g^{cum}} \f$ of one chunk: the decay's own exp values when it has them.
-template <Scalar S> Mat<S> chunk_decay_from_start(const ChunkDecay<S> &decay, const Mat<S> &g_cum) {
-  return decay.factored() ? decay.up() : exp_of(g_cum);
-}
-
 /// decay_to_end of one chunk: \f$ e^{g^{cum}_{last}} e^{-g^{cum}_j} \f$ from the decay's exp
-/// values when it has them (no exp calls), else \f$ e^{g^{cum}_{last} - g^{cum}_j} \f$.
+/// values when every row is factored (no exp calls), else \f$ e^{g^{cum}_{last} - g^{cum}_j} \f$.
 template <Scalar S> Mat<S> chunk_decay_to_end(const ChunkDecay<S> &decay, const Mat<S> &g_cum) {
-  if (!decay.factored())
+  if (!decay.all_rows_factored()) // e^{g_last} could be subnormal: take each pair's exp
     return decay_to_end(g_cum);
   const Eigen::Index n = g_cum.rows();
   Mat<S> d(n, g_cum.cols());
@@ -182,8 +190,8 @@ void chunk_forward_pass(const Head<S> &x, const S &scale, std::size_t C, bool wi
     const Mat<S> &g_cum = p.g_cum.emplace_back(r.stages.g_cum.middleRows(s, n));
     const ChunkDecay<S> &decay = p.decay.emplace_back(g_cum);
     Mat<S> A = decay.scores(q, k);
-    const Mat<S> b = chunk_decay_from_start(decay, g_cum);
-    if (with_output) // O = (Q~ . e^{g_cum}) h + A V, A lower triangular
+    const Mat<S> &b = decay.up(); // e^{g_cum}
+    if (with_output)              // O = (Q~ . e^{g_cum}) h + A V, A lower triangular
       r.out.o.middleRows(s, n) = product<S>(Mat<S>(q.cwiseProduct(b)), false, h, false) +
                                  product<S>(A, false, v, false, Structure::left_lower);
     r.stages.h.push_back(h);
@@ -240,7 +248,7 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const Mat<S> &g_cum = p.g_cum[c];
     const Mat<S> &h = fwd.stages.h[c], &A = fwd.stages.A[c];
     const detail::ChunkDecay<S> &decay = p.decay[c];
-    const Mat<S> b = detail::chunk_decay_from_start(decay, g_cum);
+    const Mat<S> &b = decay.up(); // e^{g_cum}
     const Mat<S> to_end = detail::chunk_decay_to_end(decay, g_cum);
     const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result); // dO V^T . M
 
