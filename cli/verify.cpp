@@ -20,9 +20,10 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
+#include "gpu/device.hpp"
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
-#include "reports/json_file.hpp"
+#include "reports/atomic_write.hpp"
 
 namespace ruleproof::cli {
 
@@ -37,7 +38,6 @@ struct VerifyOptions {
   std::string out = "reports/out/verify.json";
   unsigned threads = 1;
 };
-
 
 /// splitmix64: one well-mixed 64-bit number from another.
 std::uint64_t mix(std::uint64_t x) {
@@ -307,9 +307,16 @@ int run_verify(const VerifyOptions &opt) {
       results.push_back(r);
     }
   }
-  const nlohmann::json doc = {
-      {"tool", "ruleproof verify"}, {"seed", opt.seed},   {"cases", opt.cases},
-      {"holds", all_hold},          {"results", results}, {"not_applicable", not_applicable_pairs}};
+  // GPU kernels are checked only where a Hopper GPU is present; say which, or why none.
+  const gpu::DeviceInfo device = gpu::query_device();
+  fmt::print("GPU: {}\n", device.description);
+  const nlohmann::json doc = {{"tool", "ruleproof verify"},
+                              {"gpu", device.description},
+                              {"seed", opt.seed},
+                              {"cases", opt.cases},
+                              {"holds", all_hold},
+                              {"results", results},
+                              {"not_applicable", not_applicable_pairs}};
   std::map<std::string, std::vector<std::string>> by_reason; // one line per reason
   for (const auto &na : not_applicable_pairs)
     by_reason[na["why"].get<std::string>() + ": " + na["property"].get<std::string>()].push_back(
@@ -323,7 +330,7 @@ int run_verify(const VerifyOptions &opt) {
                                  : std::to_string(names.size()) + " rules (listed in the JSON)");
   }
   try {
-    reports::write_json_atomically(opt.out, doc);
+    reports::write_file_atomically(opt.out, doc.dump(2) + '\n');
     fmt::print(stderr, "ruleproof verify: wrote {}\n", opt.out);
   } catch (const std::exception &e) {
     fmt::print(stderr, "ruleproof verify: {}\n", e.what());
