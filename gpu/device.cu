@@ -11,14 +11,15 @@ DeviceInfo query_device() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    info.description = status != cudaSuccess ? std::string("no GPU: ") + cudaGetErrorString(status)
-                                             : std::string("no GPU: no CUDA device");
+    info.description = status != cudaSuccess
+                           ? std::string("none (") + cudaGetErrorString(status) + ")"
+                           : std::string("none (no CUDA device)");
     return info;
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  info.description = std::string(prop.name) + " (compute capability " +
-                     std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  info.description = std::string(prop.name) + " (compute capability " + std::to_string(prop.major) +
+                     "." + std::to_string(prop.minor) + ")";
   info.available = prop.major >= 9;
   if (!info.available)
     info.description += ": the kernels need compute capability 9.0 (Hopper)";

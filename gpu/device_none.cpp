@@ -3,6 +3,6 @@
 
 namespace ruleproof::gpu {
 
-DeviceInfo query_device() { return {false, false, "no GPU: built without CUDA (nvcc not found)"}; }
+DeviceInfo query_device() { return {false, false, "none (built without CUDA: nvcc not found)"}; }
 
 } // namespace ruleproof::gpu
