@@ -18,20 +18,22 @@ template <class S> struct GradField {
   Tensor<S> Grads<S>::*grad;
 };
 
-template <class S> std::array<GradField<S>, 6> grad_fields() {
+template <class S> std::array<GradField<S>, 8> grad_fields() {
   return {{{"q", &Inputs<S>::q, &Grads<S>::dq},
            {"k", &Inputs<S>::k, &Grads<S>::dk},
            {"v", &Inputs<S>::v, &Grads<S>::dv},
            {"g", &Inputs<S>::g, &Grads<S>::dg},
            {"beta", &Inputs<S>::beta, &Grads<S>::dbeta},
-           {"initial_state", &Inputs<S>::h0, &Grads<S>::dh0}}};
+           {"initial_state", &Inputs<S>::h0, &Grads<S>::dh0},
+           {"a", &Inputs<S>::a, &Grads<S>::da},
+           {"b", &Inputs<S>::b, &Grads<S>::db}}};
 }
 
 /// Converts every tensor of a call to another scalar type.
 template <class To, class From, class Convert>
 Inputs<To> convert_inputs(const Inputs<From> &in, Convert convert) {
   const auto c = [&](const Tensor<From> &x) { return x.template map<To>(convert); };
-  return {c(in.q), c(in.k), c(in.v), c(in.g), c(in.beta), c(in.h0)};
+  return {c(in.q), c(in.k), c(in.v), c(in.g), c(in.beta), c(in.h0), c(in.a), c(in.b)};
 }
 
 /// \brief The loss every backward pass differentiates: \f$ \langle dO, O\rangle +

@@ -13,11 +13,12 @@ namespace ruleproof {
 
 /// \brief One head of one sequence of length L, as matrices whose rows are time steps.
 template <class S> struct Head {
-  Mat<S> q, k; ///< L x K
-  Mat<S> v;    ///< L x V
-  Mat<S> g;    ///< L x 1 (scalar gate), L x K (key), L x V (value), L x 0 (none)
-  Vec<S> beta; ///< L (empty when the rule has none)
-  Mat<S> h0;   ///< K x V' initial state, zeros when none was given
+  Mat<S> q, k;     ///< L x K
+  Mat<S> v;        ///< L x V
+  Mat<S> g;        ///< L x 1 (scalar gate), L x K (key), L x V (value), L x 0 (none)
+  Vec<S> beta;     ///< L (empty when the rule has none)
+  Mat<S> h0;       ///< K x V' initial state, zeros when none was given
+  Mat<S> a{}, b{}; ///< L x K low-rank pair of DPLR / IPLR (L x 0 when the rule has none)
 };
 
 template <class S> struct HeadOutput {
@@ -34,6 +35,7 @@ template <class S> struct HeadGrads {
   Mat<S> dq, dk, dv, dg;
   Vec<S> dbeta;
   Mat<S> dh0;
+  Mat<S> da{}, db{}; ///< DPLR / IPLR only
 };
 
 /// The scale that multiplies q: the option, else K^-1/2 computed in S.
@@ -123,7 +125,9 @@ Head<S> slice_head(const Inputs<S> &in, const Sequence &seq, std::size_t h, cons
           detail::rows_of(in.v, seq, h),
           detail::rows_of(in.g, seq, h),
           in.beta.empty() ? Vec<S>() : Vec<S>(detail::rows_of(in.beta, seq, h).col(0)),
-          detail::state_of(in.h0, seq.index, h, K, V)};
+          detail::state_of(in.h0, seq.index, h, K, V),
+          detail::rows_of(in.a, seq, h),
+          detail::rows_of(in.b, seq, h)};
 }
 
 /// \brief Validates, then runs `form(head, scale)` on every head of every sequence.
@@ -174,6 +178,10 @@ Grads<S> backward_heads(const Inputs<S> &in, const Cotangents<S> &ct, const Opti
     grads.dbeta = Tensor<S>(in.beta.shape());
   if (!in.h0.empty())
     grads.dh0 = Tensor<S>(in.h0.shape());
+  if (!in.a.empty())
+    grads.da = Tensor<S>(in.a.shape());
+  if (!in.b.empty())
+    grads.db = Tensor<S>(in.b.shape());
   detail::parallel_for(seqs.size() * H, parallel_ok<S> ? opts.threads : 1, [&](std::size_t i) {
     const Sequence &seq = seqs[i / H];
     const std::size_t h = i % H;
@@ -189,6 +197,10 @@ Grads<S> backward_heads(const Inputs<S> &in, const Cotangents<S> &ct, const Opti
       detail::put_rows(grads.dbeta, Mat<S>(r.dbeta), seq, h);
     if (!in.h0.empty())
       detail::put_state(grads.dh0, r.dh0, seq.index, h);
+    if (!in.a.empty())
+      detail::put_rows(grads.da, r.da, seq, h);
+    if (!in.b.empty())
+      detail::put_rows(grads.db, r.db, seq, h);
   });
   return grads;
 }

@@ -12,7 +12,8 @@
 namespace ruleproof {
 
 /// \brief The tensors of one call, in the one argument order every rule and form uses:
-/// q, k, v, g, beta, then the initial state. Unused ones stay empty.
+/// q, k, v, g, beta, then the initial state, then the low-rank pair a, b of DPLR and IPLR
+/// (last, so that older aggregate initialisations still compile). Unused ones stay empty.
 template <class S> struct Inputs {
   Tensor<S> q;    ///< [B, T, H, K]
   Tensor<S> k;    ///< [B, T, H, K]
@@ -20,6 +21,8 @@ template <class S> struct Inputs {
   Tensor<S> g;    ///< natural-log gate, g <= 0: [B, T, H] scalar, [B, T, H, K] per key
   Tensor<S> beta; ///< [B, T, H]
   Tensor<S> h0;   ///< initial state [N, H, K, V]
+  Tensor<S> a{};  ///< [B, T, H, K], DPLR / IPLR only
+  Tensor<S> b{};  ///< [B, T, H, K], DPLR / IPLR only
 };
 
 /// \brief Everything that is not a differentiable tensor.
@@ -44,7 +47,10 @@ template <class S> struct Cotangents {
 };
 
 /// \brief Gradients of the loss, one per input, same shapes (empty where the input is).
-template <class S> struct Grads { Tensor<S> dq, dk, dv, dg, dbeta, dh0; };
+template <class S> struct Grads {
+  Tensor<S> dq, dk, dv, dg, dbeta, dh0;
+  Tensor<S> da{}, db{}; ///< DPLR / IPLR only
+};
 
 /// \brief The error a caller made: which tensor or option, and what is wrong with it.
 class InputError : public std::invalid_argument {

@@ -12,12 +12,14 @@ namespace ruleproof {
 enum class GateKind { none, scalar, key, value };
 
 /// \brief The inputs a rule takes: its gate, whether it has beta and in what open
-/// interval beta must lie, and how many columns its state has beyond V.
+/// interval beta must lie, how many columns its state has beyond V, and whether it takes
+/// the low-rank pair a, b ([B, T, H, K] each; DPLR and IPLR).
 struct Signature {
   GateKind gate = GateKind::none;
   bool has_beta = false;
   double beta_low = 0.0, beta_high = 1.0; ///< beta in (beta_low, beta_high]
   std::size_t extra_state_columns = 0;    ///< normalised linear attention keeps z beside S
+  bool has_ab = false;                    ///< takes a and b, [B, T, H, K] each
 };
 
 namespace detail {
@@ -62,6 +64,15 @@ template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, cons
     expect_shape("beta", in.beta.shape(), {B, T, H});
   else if (!in.beta.empty())
     throw InputError("beta", "this rule takes no beta");
+  if (sig.has_ab) {
+    expect_shape("a", in.a.shape(), {B, T, H, K});
+    expect_shape("b", in.b.shape(), {B, T, H, K});
+  } else {
+    if (!in.a.empty())
+      throw InputError("a", "this rule takes no a");
+    if (!in.b.empty())
+      throw InputError("b", "this rule takes no b");
+  }
 
   if (opts.chunk_size == 0)
     throw InputError("chunk_size", "must be at least 1");
@@ -90,6 +101,8 @@ template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, cons
   expect_finite("g", in.g);
   expect_finite("beta", in.beta);
   expect_finite("initial_state", in.h0);
+  expect_finite("a", in.a);
+  expect_finite("b", in.b);
   for (std::size_t i = 0; i < in.g.size(); ++i)
     if (in.g[i] > S(0))
       throw InputError("g", "element " + std::to_string(i) + " is a positive log-gate (" +
