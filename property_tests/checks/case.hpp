@@ -49,8 +49,9 @@ inline std::string name_of(Property p) {
   return "?";
 }
 
-/// The scalar types a check runs in.
-enum class ScalarKind { double_, long_double, float128 };
+/// The scalar types a check runs in. all_scalars is the default sweep; mpfr (at the digits
+/// set_check_mpfr_digits chose) runs when asked for.
+enum class ScalarKind { double_, long_double, float128, mpfr };
 inline const std::array<ScalarKind, 3> all_scalars{ScalarKind::double_, ScalarKind::long_double,
                                                    ScalarKind::float128};
 inline std::string name_of(ScalarKind s) {
@@ -58,6 +59,7 @@ inline std::string name_of(ScalarKind s) {
   case ScalarKind::double_: return "double";
   case ScalarKind::long_double: return "long_double";
   case ScalarKind::float128: return "float128";
+  case ScalarKind::mpfr: return "mpfr";
   }
   return "?";
 }

@@ -51,6 +51,7 @@ Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &
   case ScalarKind::double_: return run_check_double(p, rule, c);
   case ScalarKind::long_double: return run_check_long_double(p, rule, c);
   case ScalarKind::float128: return run_check_float128(p, rule, c);
+  case ScalarKind::mpfr: return run_check_mpfr(p, rule, c);
   }
   throw std::invalid_argument("unknown scalar");
 }

@@ -29,6 +29,9 @@ Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &
 Report run_check_double(Property p, const std::string &rule, const Case &c);
 Report run_check_long_double(Property p, const std::string &rule, const Case &c);
 Report run_check_float128(Property p, const std::string &rule, const Case &c);
+/// In MPFR at the digits last given to set_check_mpfr_digits (50 until then), on any thread.
+Report run_check_mpfr(Property p, const std::string &rule, const Case &c);
+void set_check_mpfr_digits(unsigned digits10);
 
 /// sympow's checks (run_sympow.cpp); `rule` must be one of sympow_infos().
 Report run_sympow_check(ScalarKind s, Property p, const std::string &rule, const Case &c);
