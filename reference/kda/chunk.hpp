@@ -3,9 +3,9 @@
 // names them: chunk_local_cumsum, chunk_scaled_dot_kkt (A0), solve_tril (A), recompute_w_u
 // (w, u), chunk_fwd_h (h, v_new), chunk_fwd_o; backward chunk_bwd_dv_local, chunk_bwd_dhu,
 // chunk_bwd_dqkwg, prepare_wy_repr_bwd. Seed 003 writes them for a scalar gate; here the
-// gate is per key (L x K), every decay factor exp(g_cum_i - g_cum_j) going through KeyDecay,
-// which factors it only where the exponent range of S allows, row by row. Where seed 003 and
-// the recurrence disagree, this code follows the recurrence (the comments say where).
+// gate is per key (L x K), every decay factor exp(g_cum_i - g_cum_j) going through gla's
+// ChunkDecay, which factors it only where the exponent range of S allows, row by row. Where seed
+// 003 and the recurrence disagree, this code follows the recurrence (the comments say where).
 //
 // Notation, per chunk of n rows starting at state h (K x V): Gamma = g_cum (n x K, local
 // cumulative log-decay), K< = K . e^Gamma, K> = K . e^-Gamma, Q~ = scale Q.
@@ -20,6 +20,7 @@ namespace ruleproof::kda {
 using gla::chunk_local_cumsum;
 
 namespace detail {
+using gla::detail::ChunkDecay;
 using gla::detail::chunks_of;
 using gla::detail::decay_to_end;
 using gla::detail::exp_of;
@@ -35,85 +36,6 @@ template <Scalar S> Vec<S> decay_last(const Mat<S> &g_cum) {
   return exp_of(Mat<S>(g_cum.row(g_cum.rows() - 1).transpose()));
 }
 
-/// \brief The decay inside one chunk, \f$ R_{ijc} = \exp(\Gamma_{ic} - \Gamma_{jc}) \f$ for
-/// i >= j, and the bilinear maps built on it (gla's ChunkDecay, decided row by row).
-///
-/// Row i is factored, \f$ R_{ijc} = e^{\Gamma_{ic}} e^{-\Gamma_{jc}} \f$ (matrix products),
-/// when \f$ \max_c -\Gamma_{ic} \f$ is below half the exponent range of S; since g <= 0,
-/// -Gamma grows down the chunk, so every j <= i of a factored row is factored too. Other rows
-/// take each exponent pairwise. Deciding per row (gla's ChunkDecay decides once per chunk,
-/// from its last row) keeps the forward causal to the last bit: row i's arithmetic never
-/// depends on later rows' gates.
-template <Scalar S> class KeyDecay {
-public:
-  explicit KeyDecay(const Mat<S> &g_cum) : g_cum_(g_cum) {
-    using std::exp;
-    const Eigen::Index n = g_cum.rows(), K = g_cum.cols();
-    const S limit = scalar_traits<S>::max_exponent_e() / S(2);
-    up_ = Mat<S>::Zero(n, K);
-    down_ = Mat<S>::Zero(n, K);
-    factored_ = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      bool safe = true;
-      for (Eigen::Index c = 0; c < K; ++c)
-        safe = safe && -g_cum(i, c) < limit;
-      if (!safe)
-        break;
-      for (Eigen::Index c = 0; c < K; ++c) {
-        up_(i, c) = exp(g_cum(i, c));
-        down_(i, c) = exp(-g_cum(i, c));
-      }
-      factored_ = i + 1;
-    }
-  }
-
-  /// \f$ A_{ij} = \sum_c X_{ic} Y_{jc} R_{ijc} \f$ for i >= j, zero above the diagonal.
-  Mat<S> scores(const Mat<S> &X, const Mat<S> &Y) const {
-    Mat<S> A = lower(Mat<S>(X.cwiseProduct(up_) * Y.cwiseProduct(down_).transpose()));
-    for (Eigen::Index i = factored_; i < X.rows(); ++i)
-      for (Eigen::Index j = 0; j <= i; ++j) {
-        S acc(0);
-        for (Eigen::Index c = 0; c < X.cols(); ++c)
-          acc += X(i, c) * Y(j, c) * ratio(i, j, c);
-        A(i, j) = acc;
-      }
-    return A;
-  }
-
-  /// \f$ \partial X_{ic} = \sum_{j \le i} dA_{ij} Y_{jc} R_{ijc} \f$
-  Mat<S> grad_left(const Mat<S> &dA, const Mat<S> &Y) const {
-    Mat<S> dX = up_.cwiseProduct(lower(dA) * Y.cwiseProduct(down_));
-    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
-      for (Eigen::Index c = 0; c < Y.cols(); ++c) {
-        S acc(0);
-        for (Eigen::Index j = 0; j <= i; ++j)
-          acc += dA(i, j) * Y(j, c) * ratio(i, j, c);
-        dX(i, c) = acc;
-      }
-    return dX;
-  }
-
-  /// \f$ \partial Y_{jc} = \sum_{i \ge j} dA_{ij} X_{ic} R_{ijc} \f$
-  Mat<S> grad_right(const Mat<S> &dA, const Mat<S> &X) const {
-    Mat<S> dY = down_.cwiseProduct(lower(dA).transpose() * X.cwiseProduct(up_));
-    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
-      for (Eigen::Index j = 0; j <= i; ++j)
-        for (Eigen::Index c = 0; c < X.cols(); ++c)
-          dY(j, c) += dA(i, j) * X(i, c) * ratio(i, j, c);
-    return dY;
-  }
-
-private:
-  S ratio(Eigen::Index i, Eigen::Index j, Eigen::Index c) const {
-    using std::exp;
-    return exp(g_cum_(i, c) - g_cum_(j, c));
-  }
-  static Mat<S> lower(const Mat<S> &A) { return A.template triangularView<Eigen::Lower>(); }
-
-  const Mat<S> &g_cum_;   // must outlive the object
-  Eigen::Index factored_; // rows [0, factored_) are factored
-  Mat<S> up_, down_;      // exp(g_cum), exp(-g_cum) on factored rows, 0 elsewhere
-};
 } // namespace detail
 
 /// \brief The suffix sum inside every chunk, \f$ d g_t = \sum_{s = t}^{c_1} d\Gamma_s \f$
@@ -135,7 +57,7 @@ std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, co
   std::vector<Mat<S>> A0;
   for (const auto &[s, n] : detail::chunks_of(k.rows(), C)) {
     const Mat<S> kc = k.middleRows(s, n), gc = g_cum.middleRows(s, n);
-    const detail::KeyDecay<S> decay(gc);
+    const detail::ChunkDecay<S> decay(gc);
     const Mat<S> kkt = detail::strictly_lower(decay.scores(kc, kc));
     A0.push_back(beta.segment(s, n).asDiagonal() * kkt); // seed 003, forward step 2
   }
@@ -216,7 +138,7 @@ Mat<S> chunk_fwd_o(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_new,
     const auto [s, n] = chunks[c];
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
     const Mat<S> gc = g_cum.middleRows(s, n);
-    const detail::KeyDecay<S> decay(gc);
+    const detail::ChunkDecay<S> decay(gc);
     o.middleRows(s, n) = qc.cwiseProduct(detail::exp_of(gc)) * h[c] +
                          decay.scores(qc, kc) * v_new.middleRows(s, n); // seed 003, step 5
   }
@@ -270,7 +192,7 @@ Mat<S> chunk_bwd_dv_local(const Mat<S> &q, const Mat<S> &k, const Mat<S> &g_cum,
   for (const auto &[s, n] : detail::chunks_of(q.rows(), C)) {
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
     const Mat<S> gc = g_cum.middleRows(s, n);
-    const detail::KeyDecay<S> decay(gc);
+    const detail::ChunkDecay<S> decay(gc);
     dv.middleRows(s, n) = decay.scores(qc, kc).transpose() * d_o.middleRows(s, n); // step 3
   }
   return dv;
@@ -335,7 +257,7 @@ QKWGrads<S> chunk_bwd_dqkwg(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_ne
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
     const Mat<S> gc = g_cum.middleRows(s, n), d_oc = d_o.middleRows(s, n);
     const Mat<S> v_newc = v_new.middleRows(s, n);
-    const detail::KeyDecay<S> decay(gc);
+    const detail::ChunkDecay<S> decay(gc);
     const Mat<S> dB = detail::lower(Mat<S>(d_oc * v_newc.transpose())); // seed 003, step 5
     const Mat<S> dq_tilde = detail::exp_of(gc).cwiseProduct(d_oc * h[c].transpose()) +
                             decay.grad_left(dB, kc); // seed 003, backward step 5
@@ -381,7 +303,7 @@ WYGrads<S> prepare_wy_repr_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &b
     const Mat<S> duc = du.middleRows(s, n);
     const Vec<S> bc = beta.segment(s, n);
     const Mat<S> &a = A[c];
-    const detail::KeyDecay<S> decay(gc);
+    const detail::ChunkDecay<S> decay(gc);
     const Mat<S> up = detail::exp_of(gc);
     const Mat<S> k_decayed = kc.cwiseProduct(up); // K<
     const Mat<S> at_du = a.transpose() * duc, at_dw = a.transpose() * dwc;
