@@ -36,6 +36,36 @@ template <Scalar S> void expect_finite(const std::string &name, const Tensor<S> 
 }
 } // namespace detail
 
+/// \brief Chunk size >= 1; cu_seqlens (when given) with B == 1, N+1 >= 2 offsets from 0,
+/// never decreasing (empty sequences are legal), ending at T.
+inline void validate_sequences(std::size_t chunk_size, const std::vector<std::int64_t> &cu,
+                               std::size_t B, std::size_t T) {
+  if (chunk_size == 0)
+    throw InputError("chunk_size", "must be at least 1");
+  if (!cu.empty()) {
+    if (B != 1)
+      throw InputError("cu_seqlens", "needs batch size 1, got B = " + std::to_string(B));
+    if (cu.size() < 2 || cu.front() != 0)
+      throw InputError("cu_seqlens", "must start at 0 and hold N+1 >= 2 offsets");
+    for (std::size_t n = 1; n < cu.size(); ++n)
+      if (cu[n] < cu[n - 1])
+        throw InputError("cu_seqlens", "not increasing at position " + std::to_string(n) + " (" +
+                                           std::to_string(cu[n - 1]) + " then " +
+                                           std::to_string(cu[n]) + ")");
+    if (static_cast<std::size_t>(cu.back()) != T)
+      throw InputError("cu_seqlens", "ends at " + std::to_string(cu.back()) +
+                                         ", expected T = " + std::to_string(T));
+  }
+}
+
+/// \brief Every natural-log gate g <= 0 (decay exp(g) in (0, 1]).
+template <Scalar S> void validate_log_gates(const Tensor<S> &g) {
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (g[i] > S(0))
+      throw InputError("g", "element " + std::to_string(i) + " is a positive log-gate (" +
+                                std::to_string(to_double(g[i])) + "); gates need g <= 0");
+}
+
 /// \brief Checks shapes, finiteness, gate signs, beta's range, chunk size and cu_seqlens.
 template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, const Signature &sig) {
   using detail::expect_finite;
@@ -74,23 +104,7 @@ template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, cons
       throw InputError("b", "this rule takes no b");
   }
 
-  if (opts.chunk_size == 0)
-    throw InputError("chunk_size", "must be at least 1");
-  if (!opts.cu_seqlens.empty()) {
-    const auto &cu = opts.cu_seqlens;
-    if (B != 1)
-      throw InputError("cu_seqlens", "needs batch size 1, got B = " + std::to_string(B));
-    if (cu.size() < 2 || cu.front() != 0)
-      throw InputError("cu_seqlens", "must start at 0 and hold N+1 >= 2 offsets");
-    for (std::size_t n = 1; n < cu.size(); ++n)
-      if (cu[n] < cu[n - 1])
-        throw InputError("cu_seqlens", "not increasing at position " + std::to_string(n) + " (" +
-                                           std::to_string(cu[n - 1]) + " then " +
-                                           std::to_string(cu[n]) + ")");
-    if (static_cast<std::size_t>(cu.back()) != T)
-      throw InputError("cu_seqlens", "ends at " + std::to_string(cu.back()) +
-                                         ", expected T = " + std::to_string(T));
-  }
+  validate_sequences(opts.chunk_size, opts.cu_seqlens, B, T);
   const std::size_t N = opts.cu_seqlens.empty() ? B : opts.cu_seqlens.size() - 1;
   if (!in.h0.empty())
     expect_shape("initial_state", in.h0.shape(), {N, H, K, V + sig.extra_state_columns});
@@ -103,10 +117,7 @@ template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, cons
   expect_finite("initial_state", in.h0);
   expect_finite("a", in.a);
   expect_finite("b", in.b);
-  for (std::size_t i = 0; i < in.g.size(); ++i)
-    if (in.g[i] > S(0))
-      throw InputError("g", "element " + std::to_string(i) + " is a positive log-gate (" +
-                                std::to_string(to_double(in.g[i])) + "); gates need g <= 0");
+  validate_log_gates(in.g);
   const S low = from_double<S>(sig.beta_low), high = from_double<S>(sig.beta_high);
   for (std::size_t i = 0; i < in.beta.size(); ++i)
     if (!(in.beta[i] > low && in.beta[i] <= high))

@@ -164,21 +164,7 @@ template <Scalar S> void validate(const Inputs<S> &in, const SympowOptions &opts
   }
   if (opts.scale && !std::isfinite(*opts.scale))
     throw InputError("scale", "is not finite");
-  if (opts.chunk_size == 0)
-    throw InputError("chunk_size", "must be at least 1");
-  if (!opts.cu_seqlens.empty()) {
-    const auto &cu = opts.cu_seqlens;
-    if (B != 1)
-      throw InputError("cu_seqlens", "needs batch size 1, got B = " + std::to_string(B));
-    if (cu.size() < 2 || cu.front() != 0)
-      throw InputError("cu_seqlens", "must start at 0 and hold N+1 >= 2 offsets");
-    for (std::size_t n = 1; n < cu.size(); ++n)
-      if (cu[n] < cu[n - 1])
-        throw InputError("cu_seqlens", "not increasing at position " + std::to_string(n));
-    if (static_cast<std::size_t>(cu.back()) != T)
-      throw InputError("cu_seqlens", "ends at " + std::to_string(cu.back()) +
-                                         ", expected T = " + std::to_string(T));
-  }
+  validate_sequences(opts.chunk_size, opts.cu_seqlens, B, T);
   if (!in.h0.empty()) {
     detail::require_state_memory<S>(K, V, opts, "the initial state");
     const std::size_t N = opts.cu_seqlens.empty() ? B : opts.cu_seqlens.size() - 1;
@@ -191,11 +177,7 @@ template <Scalar S> void validate(const Inputs<S> &in, const SympowOptions &opts
   expect_finite("g", in.g);
   expect_finite("beta", in.beta);
   expect_finite("initial_state", in.h0);
-  for (std::size_t i = 0; i < in.g.size(); ++i)
-    if (in.g[i] > S(0))
-      throw InputError("g", "element " + std::to_string(i) + " is a positive log-gate (" +
-                                std::to_string(to_double(in.g[i])) +
-                                "); gates are log gamma with gamma in (0, 1], so g <= 0");
+  validate_log_gates(in.g);
 }
 
 /// The rates theta in S: the explicit ones, those of rotary_base, or none.
