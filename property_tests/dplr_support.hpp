@@ -42,6 +42,8 @@
 #include <rapidcheck/catch.h>
 #include <rapidcheck/detail/Configuration.h>
 
+#include "checks/generators.hpp"
+
 #include "reference/core/compare.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
@@ -107,10 +109,7 @@ inline std::string describe(const Case &c) {
 }
 inline void showValue(const Case &c, std::ostream &os) { os << describe(c); }
 
-/// A size in [lo, hi], independent of the RapidCheck size (TOOLCHAIN.md).
-inline rc::Gen<std::size_t> size_in(std::size_t lo, std::size_t hi) {
-  return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi + 1));
-}
+using checks::gen::size_in; // a size in [lo, hi], whatever the RapidCheck size
 
 /// \brief Draws a case of rule r; `max_T`, `max_d` bound the length and the feature sizes,
 /// `varlen` cuts row 0 into sequences (empty ones included).

@@ -11,6 +11,8 @@
 // 2 (2 delta + gamma_n') times the magnitude of each gradient's terms (below), n' = 2 n.
 #include <rapidcheck/catch.h>
 
+#include "checks/generators.hpp"
+
 #include "reference/core/compare.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
@@ -50,9 +52,7 @@ std::ostream &operator<<(std::ostream &os, const SoftmaxCase &c) {
   return os;
 }
 
-rc::Gen<std::size_t> size_in(std::size_t lo, std::size_t hi) {
-  return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi + 1));
-}
+using checks::gen::size_in; // a size in [lo, hi], whatever the RapidCheck size
 
 /// m/8, m in [-8, 8]: exact in every scalar type.
 rc::Gen<std::vector<double>> values(std::size_t n, int lo = -8, int hi = 8) {

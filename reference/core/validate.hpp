@@ -36,6 +36,27 @@ template <Scalar S> void expect_finite(const std::string &name, const Tensor<S> 
 }
 } // namespace detail
 
+/// The sizes of a call: q, k [B, T, H, K], v [B, T, H, V].
+struct CallSizes {
+  std::size_t B, T, H, K, V;
+};
+
+/// \brief q, k of rank 4 and equal shape, v [B, T, H, V], K and V at least 1.
+template <Scalar S> CallSizes validate_qkv(const Inputs<S> &in) {
+  using detail::expect_shape;
+  if (in.q.rank() != 4)
+    throw InputError("q", "rank " + std::to_string(in.q.rank()) + ", expected [B, T, H, K]");
+  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
+  expect_shape("k", in.k.shape(), in.q.shape());
+  if (in.v.rank() != 4)
+    throw InputError("v", "rank " + std::to_string(in.v.rank()) + ", expected [B, T, H, V]");
+  const std::size_t V = in.v.dim(3);
+  expect_shape("v", in.v.shape(), {B, T, H, V});
+  if (K == 0 || V == 0)
+    throw InputError(K == 0 ? "q" : "v", "feature dimension is 0");
+  return {B, T, H, K, V};
+}
+
 /// \brief Chunk size >= 1; cu_seqlens (when given) with B == 1, N+1 >= 2 offsets from 0,
 /// never decreasing (empty sequences are legal), ending at T.
 inline void validate_sequences(std::size_t chunk_size, const std::vector<std::int64_t> &cu,
@@ -70,16 +91,7 @@ template <Scalar S> void validate_log_gates(const Tensor<S> &g) {
 template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, const Signature &sig) {
   using detail::expect_finite;
   using detail::expect_shape;
-  if (in.q.rank() != 4)
-    throw InputError("q", "rank " + std::to_string(in.q.rank()) + ", expected [B, T, H, K]");
-  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
-  expect_shape("k", in.k.shape(), in.q.shape());
-  if (in.v.rank() != 4)
-    throw InputError("v", "rank " + std::to_string(in.v.rank()) + ", expected [B, T, H, V]");
-  const std::size_t V = in.v.dim(3);
-  expect_shape("v", in.v.shape(), {B, T, H, V});
-  if (K == 0 || V == 0)
-    throw InputError(K == 0 ? "q" : "v", "feature dimension is 0");
+  const auto [B, T, H, K, V] = validate_qkv(in);
 
   switch (sig.gate) {
   case GateKind::none:

@@ -129,16 +129,7 @@ template <Scalar S> void validate(const Inputs<S> &in, const SympowOptions &opts
                  ": with odd p the scores (q^T k)^p can be negative, so they are "
                  "not a distribution and Z phi(q) can vanish; set normalize = false "
                  "for odd p");
-  if (in.q.rank() != 4)
-    throw InputError("q", "rank " + std::to_string(in.q.rank()) + ", expected [B, T, H, K]");
-  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
-  expect_shape("k", in.k.shape(), in.q.shape());
-  if (in.v.rank() != 4)
-    throw InputError("v", "rank " + std::to_string(in.v.rank()) + ", expected [B, T, H, V]");
-  const std::size_t V = in.v.dim(3);
-  expect_shape("v", in.v.shape(), {B, T, H, V});
-  if (K == 0 || V == 0)
-    throw InputError(K == 0 ? "q" : "v", "feature dimension is 0");
+  const auto [B, T, H, K, V] = validate_qkv(in);
   if (!in.g.empty())
     expect_shape("g", in.g.shape(), {B, T, H});
   const bool rotating = !opts.theta.empty() || opts.rotary_base != 0;
