@@ -355,7 +355,9 @@ TEST_CASE("delta_inputs_outside_the_domain_are_refused") {
   CHECK_THROWS_AS(run(Form::chunk, c, in, c.options()), InputError);
   c.neg_eigval = true;
   CHECK_NOTHROW(run(Form::chunk, c, in, c.options()));
-  in.beta[1] = 2.5;
+  in.beta[1] = 2.0; // (0, 2) is open at 2: I - 2 k k^T is a reflection
+  CHECK_THROWS_AS(run(Form::chunk, c, in, c.options()), InputError);
+  in.beta[1] = 0.0;
   CHECK_THROWS_AS(run(Form::chunk, c, in, c.options()), InputError);
   Case grouped = c;
   grouped.H = 2;

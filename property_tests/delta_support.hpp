@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -114,7 +115,7 @@ inline Case draw_case(std::size_t max_T, bool varlen) {
 }
 
 /// \brief The inputs of a case in double: q, v, h0 uniform in [-1, 1]; k rows uniform then
-/// scaled to ||k|| <= 1 (unless normalised inside the op); beta in (0, 1] or (0, 2]; g in
+/// scaled to ||k|| <= 1 (unless normalised inside the op); beta in (0, 1] or (0, 2); g in
 /// [-1, 0], or with extreme gates a mix of -1e-8 and values down to -400 (exp(-400 C)
 /// leaves the range of double: gla's ChunkDecay must take its pairwise branch).
 inline Inputs<double> make_inputs(const Case &c) {
@@ -142,8 +143,9 @@ inline Inputs<double> make_inputs(const Case &c) {
   in.v = fill({c.B, c.T, HV, c.V});
   in.beta = Tensor<double>({c.B, c.T, HV});
   const double beta_high = c.neg_eigval ? 2.0 : 1.0;
-  for (std::size_t i = 0; i < in.beta.size(); ++i)
-    in.beta[i] = beta_high * (1.0 - open01(rng)); // (0, high]
+  for (std::size_t i = 0; i < in.beta.size(); ++i) // (0, 1] or (0, 2)
+    in.beta[i] =
+        std::min(beta_high * (1.0 - open01(rng)), c.neg_eigval ? std::nextafter(2.0, 0.0) : 1.0);
   if (c.rule != Rule::delta_rule) {
     in.g =
         c.rule == Rule::kda ? Tensor<double>({c.B, c.T, HV, c.K}) : Tensor<double>({c.B, c.T, HV});

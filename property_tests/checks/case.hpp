@@ -73,6 +73,7 @@ struct RuleInfo {
   bool features_may_be_negative = false; ///< phi >= 0 for every input (elu+1, relu)
   bool has_beta = false;                 ///< the delta rules
   double beta_low = 0, beta_high = 1;    ///< beta in (beta_low, beta_high]
+  bool beta_high_open = false;           ///< beta in (beta_low, beta_high) instead
   bool normalised_keys = false;          ///< k rows with ||k||_2 <= 1
   bool has_ab = false; ///< DPLR / IPLR low-rank pair: not generated yet, so such a rule's
                        ///< checks fail (InputError) until generators.hpp draws a and b

@@ -82,10 +82,11 @@ inline std::size_t gate_count(const Case &c) {
 }
 
 /// beta in the rule's range (beta_low, beta_high]: beta_low + (beta_high - beta_low) m/8 for
-/// m in [1, 8], shrinking towards m = 1. `interior`: m <= 7, so that finite differences
-/// (steps of 2 eps^(1/3)) stay inside the range.
+/// m in [1, 8], shrinking towards m = 1. `interior` (and an open range): m <= 7, so that
+/// finite differences (steps of 2 eps^(1/3)) stay inside the range.
 inline std::vector<double> betas(const RuleInfo &r, std::size_t n, bool interior) {
-  return *values(n, rc::gen::map(size_in(1, interior ? 7 : 8), [r](std::size_t m) {
+  const std::size_t top = interior || r.beta_high_open ? 7 : 8;
+  return *values(n, rc::gen::map(size_in(1, top), [r](std::size_t m) {
                    return r.beta_low + (r.beta_high - r.beta_low) * static_cast<double>(m) / 8;
                  }));
 }

@@ -70,6 +70,7 @@ template <class Rule> RuleInfo info_of() {
   if constexpr (requires { Rule::variant; })
     r.features_may_be_negative = Rule::variant.map != linear_attn::FeatureMap::identity;
   r.has_beta = sig.has_beta, r.beta_low = sig.beta_low, r.beta_high = sig.beta_high;
+  r.beta_high_open = sig.beta_high_open;
   if constexpr (requires { Rule::domain().normalised_keys; })
     r.normalised_keys = Rule::domain().normalised_keys;
   if constexpr (requires { sig.has_ab; })

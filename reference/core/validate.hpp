@@ -11,8 +11,8 @@ namespace ruleproof {
 /// Which dimension a rule's log-gate has.
 enum class GateKind { none, scalar, key, value };
 
-/// \brief The inputs a rule takes: its gate, whether it has beta and in what open
-/// interval beta must lie, how many columns its state has beyond V, and whether it takes
+/// \brief The inputs a rule takes: its gate, whether it has beta and in what interval
+/// beta must lie, how many columns its state has beyond V, and whether it takes
 /// the low-rank pair a, b ([B, T, H, K] each; DPLR and IPLR).
 struct Signature {
   GateKind gate = GateKind::none;
@@ -20,6 +20,7 @@ struct Signature {
   double beta_low = 0.0, beta_high = 1.0; ///< beta in (beta_low, beta_high]
   std::size_t extra_state_columns = 0;    ///< normalised linear attention keeps z beside S
   bool has_ab = false;                    ///< takes a and b, [B, T, H, K] each
+  bool beta_high_open = false;            ///< beta in (beta_low, beta_high) instead
 };
 
 namespace detail {
@@ -132,11 +133,11 @@ template <Scalar S> void validate(const Inputs<S> &in, const Options &opts, cons
   validate_log_gates(in.g);
   const S low = from_double<S>(sig.beta_low), high = from_double<S>(sig.beta_high);
   for (std::size_t i = 0; i < in.beta.size(); ++i)
-    if (!(in.beta[i] > low && in.beta[i] <= high))
-      throw InputError("beta", "element " + std::to_string(i) + " = " +
-                                   std::to_string(to_double(in.beta[i])) + " is outside (" +
-                                   std::to_string(sig.beta_low) + ", " +
-                                   std::to_string(sig.beta_high) + "]");
+    if (!(in.beta[i] > low && (sig.beta_high_open ? in.beta[i] < high : in.beta[i] <= high)))
+      throw InputError(
+          "beta", "element " + std::to_string(i) + " = " + std::to_string(to_double(in.beta[i])) +
+                      " is outside (" + std::to_string(sig.beta_low) + ", " +
+                      std::to_string(sig.beta_high) + (sig.beta_high_open ? ")" : "]"));
 }
 
 /// \brief Checks the upstream gradients against the output shapes.

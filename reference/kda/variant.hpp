@@ -11,12 +11,12 @@ namespace ruleproof::kda {
 struct Variant {
   bool use_qk_l2norm = false;    ///< q, k -> x / sqrt(sum x^2 + eps) per row, inside the op
   double l2norm_eps = 1e-6;      ///< flash-linear-attention's l2norm eps
-  bool allow_neg_eigval = false; ///< beta in (0, 2]: I - beta k k^T reaches eigenvalue -1
+  bool allow_neg_eigval = false; ///< beta in (0, 2): I - beta k k^T nears eigenvalue -1
 };
 
-/// The inputs a rule of the family takes: its gate, and beta in (0, 1] or (0, 2].
+/// The inputs a rule of the family takes: its gate, and beta in (0, 1] or (0, 2).
 inline Signature signature_of(GateKind gate, const Variant &var) {
-  return {gate, true, 0.0, var.allow_neg_eigval ? 2.0 : 1.0, 0};
+  return {gate, true, 0.0, var.allow_neg_eigval ? 2.0 : 1.0, 0, false, var.allow_neg_eigval};
 }
 
 /// \brief \f$ \hat x = x / \sqrt{\sum x^2 + \epsilon} \f$, row by row.
