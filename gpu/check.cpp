@@ -1,0 +1,416 @@
+// ruleproof: the GPU checks (check.hpp): draw a case, run the kernels, the twin and the
+// float128 truth on the same stored inputs, and judge every output.
+#include "check.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "chunk_gla.hpp"
+#include "reference/core/float128.hpp"
+#include "twin.hpp"
+
+namespace ruleproof::gpu::check {
+
+namespace {
+
+/// splitmix64: the value stream of a case.
+struct Stream {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t x = (state += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  /// uniform in [0, 1), 53 bits
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double symmetric() { return 2 * unit() - 1; }
+};
+
+Tensor<float> filled(Shape shape, Stream &s, double (*draw)(Stream &)) {
+  Tensor<float> t(std::move(shape));
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i] = static_cast<float>(draw(s));
+  return t;
+}
+
+double symmetric(Stream &s) { return s.symmetric(); }
+
+template <class S> Tensor<double> to_double_tensor(const Tensor<S> &t) {
+  return t.template map<double>([](const S &x) { return to_double(x); });
+}
+Tensor<float128> widen(const Tensor<float> &t) {
+  return t.map<float128>([](float x) { return float128(x); });
+}
+Inputs<float128> widen(const Inputs<float> &in) {
+  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
+}
+Cotangents<float128> widen(const Cotangents<float> &ct) { return {widen(ct.d_o), widen(ct.d_ht)}; }
+
+/// The kernels' forward on a drawn case, every output poisoned first, stages returned.
+StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
+  const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
+                    k = DeviceArray::upload(c.storage, d.in.k),
+                    v = DeviceArray::upload(c.storage, d.in.v),
+                    g = DeviceArray::upload(DType::fp32, d.in.g);
+  const DeviceArray h0 = c.has_h0 ? DeviceArray::upload(DType::fp32, d.in.h0) : DeviceArray();
+  GlaOptions o;
+  o.scale = d.opts.scale;
+  o.cu_seqlens = d.opts.cu_seqlens;
+  o.output_final_state = c.output_final_state;
+  o.return_stages = true;
+  o.poison_outputs = true;
+  const GlaForward f = chunk_gla_fwd(c.gate, {&q, &k, &v, &g, c.has_h0 ? &h0 : nullptr}, o);
+  StagedForward<float> r;
+  r.out.o = f.o.to_tensor();
+  if (c.output_final_state)
+    r.out.final_state = f.final_state.to_tensor();
+  r.g_cum = f.g_cum.to_tensor();
+  r.h = f.h.to_tensor();
+  r.A = f.A.to_tensor();
+  return r;
+}
+
+struct KernelGrads {
+  Grads<float> grads;
+  Tensor<float> dh;
+};
+
+KernelGrads kernel_backward(const Case &c, const Drawn &d) {
+  const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
+                    k = DeviceArray::upload(c.storage, d.in.k),
+                    v = DeviceArray::upload(c.storage, d.in.v),
+                    g = DeviceArray::upload(DType::fp32, d.in.g);
+  const DeviceArray h0 = c.has_h0 ? DeviceArray::upload(DType::fp32, d.in.h0) : DeviceArray();
+  const DeviceArray d_o = DeviceArray::upload(c.storage, d.ct.d_o);
+  const DeviceArray d_ht = c.has_dht ? DeviceArray::upload(DType::fp32, d.ct.d_ht) : DeviceArray();
+  GlaOptions o;
+  o.scale = d.opts.scale;
+  o.cu_seqlens = d.opts.cu_seqlens;
+  o.return_stages = true;
+  o.poison_outputs = true;
+  const GlaGrads r = chunk_gla_bwd(c.gate, {&q, &k, &v, &g, c.has_h0 ? &h0 : nullptr}, d_o,
+                                   c.has_dht ? &d_ht : nullptr, o);
+  KernelGrads k_out;
+  k_out.grads.dq = r.dq.to_tensor();
+  k_out.grads.dk = r.dk.to_tensor();
+  k_out.grads.dv = r.dv.to_tensor();
+  k_out.grads.dg = r.dg.to_tensor();
+  if (c.has_h0)
+    k_out.grads.dh0 = r.dh0.to_tensor();
+  k_out.dh = r.dh.to_tensor();
+  return k_out;
+}
+
+/// The stage dh of the reference: for each chunk c of each sequence, the gradient of the
+/// state after c, which is dh0 of the sequence's rows after c run alone (the loss's part that
+/// depends on that state; dh0 does not depend on the initial state's value, zeros here).
+template <Scalar S>
+Tensor<S> reference_dh(GateKind gate, const Inputs<S> &in, const Cotangents<S> &ct,
+                       const Options &opts, std::size_t NC) {
+  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
+  const std::size_t V = in.v.dim(3), C = opts.chunk_size;
+  Tensor<S> dh({NC, H, K, V});
+  std::size_t chunk = 0;
+  for (const Sequence &seq : sequences_of(B, T, opts))
+    for (std::size_t s = seq.begin; s < seq.end; s += C, ++chunk) {
+      const std::size_t rest_begin = std::min(s + C, seq.end), L = seq.end - rest_begin;
+      const auto rows = [&](const Tensor<S> &x) {
+        const std::size_t D = x.rank() == 4 ? x.dim(3) : 1;
+        Tensor<S> r(x.rank() == 4 ? Shape{1, L, H, D} : Shape{1, L, H});
+        for (std::size_t t = 0; t < L; ++t)
+          for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t e = 0; e < D; ++e)
+              r[(t * H + h) * D + e] = x[((seq.batch * T + rest_begin + t) * H + h) * D + e];
+        return r;
+      };
+      Inputs<S> rest{rows(in.q), rows(in.k),  rows(in.v),
+                     rows(in.g), Tensor<S>(), Tensor<S>({1, H, K, V})};
+      Cotangents<S> rest_ct{rows(ct.d_o), Tensor<S>()};
+      if (!ct.d_ht.empty()) {
+        rest_ct.d_ht = Tensor<S>({1, H, K, V});
+        for (std::size_t i = 0; i < H * K * V; ++i)
+          rest_ct.d_ht[i] = ct.d_ht[seq.index * H * K * V + i];
+      }
+      Options o = opts;
+      o.cu_seqlens.clear();
+      const Grads<S> g = chunk_gla_backward(gate, rest, rest_ct, o);
+      for (std::size_t i = 0; i < H * K * V; ++i)
+        dh[chunk * H * K * V + i] = g.dh0[i];
+    }
+  return dh;
+}
+
+std::string hexfloat(double x) {
+  std::ostringstream s;
+  s << std::hexfloat << x;
+  return s.str();
+}
+
+void add(Result &r, Verdict v) {
+  if (!v.holds())
+    r.failures.push_back(v.summary());
+  r.verdicts.push_back(std::move(v));
+}
+
+/// First element of rows [rows_from, rows_to) where a and b differ bitwise (or either is
+/// NaN: an element never written), as a line; empty when identical.
+std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
+                               const Tensor<float> &b, std::size_t rows_from = 0,
+                               std::size_t rows_to = std::numeric_limits<std::size_t>::max()) {
+  if (a.shape() != b.shape())
+    return what + ": shapes " + shape_string(a.shape()) + " and " + shape_string(b.shape());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::size_t row_len = a.size() / (a.dim(0) * a.dim(1)); // [B, T, ...]: t is axis 1
+    const std::size_t t = (i / row_len) % a.dim(1);
+    if (t < rows_from || t >= rows_to)
+      continue;
+    if (std::isnan(a[i]) ||
+        std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i]))
+      return what + ": element " + std::to_string(i) + " (t = " + std::to_string(t) + ") " +
+             hexfloat(a[i]) + " vs " + hexfloat(b[i]);
+  }
+  return {};
+}
+
+} // namespace
+
+std::string rule_name(GateKind gate) { return gate == GateKind::key ? "gla" : "simple_gla"; }
+
+std::string Case::describe() const {
+  std::ostringstream s;
+  s << rule_name(gate) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
+    << " K=" << K << " V=" << V;
+  if (!cu_seqlens.empty()) {
+    s << " cu_seqlens=[";
+    for (std::size_t i = 0; i < cu_seqlens.size(); ++i)
+      s << (i ? "," : "") << cu_seqlens[i];
+    s << "]";
+  }
+  s << " h0=" << has_h0 << " final_state=" << output_final_state << " dht=" << has_dht
+    << " gate_scale=" << gate_scale << " seed=" << seed << " split=" << split;
+  return s.str();
+}
+
+Drawn draw(const Case &c) {
+  Stream s{c.seed};
+  const std::size_t N = c.sequences();
+  Drawn d;
+  d.in.q = filled({c.B, c.T, c.H, c.K}, s, symmetric);
+  d.in.k = filled({c.B, c.T, c.H, c.K}, s, symmetric);
+  d.in.v = filled({c.B, c.T, c.H, c.V}, s, symmetric);
+  const Shape g_shape = c.gate == GateKind::key ? Shape{c.B, c.T, c.H, c.K} : Shape{c.B, c.T, c.H};
+  d.in.g = Tensor<float>(g_shape);
+  for (std::size_t i = 0; i < d.in.g.size(); ++i) // -gate_scale (1 - U), U in [0, 1)
+    d.in.g[i] = static_cast<float>(-c.gate_scale * (1 - s.unit()));
+  if (c.has_h0)
+    d.in.h0 = filled({N, c.H, c.K, c.V}, s, symmetric);
+  d.ct.d_o = filled({c.B, c.T, c.H, c.V}, s, symmetric);
+  if (c.has_dht)
+    d.ct.d_ht = filled({N, c.H, c.K, c.V}, s, symmetric);
+  d.in = as_stored(c.storage, std::move(d.in));
+  d.ct = as_stored(c.storage, std::move(d.ct));
+  d.opts.scale = 1.0 / std::sqrt(static_cast<double>(c.K));
+  d.opts.chunk_size = kernel_chunk_size;
+  d.opts.cu_seqlens = c.cu_seqlens;
+  d.opts.output_final_state = c.output_final_state;
+  return d;
+}
+
+double Verdict::ratio() const {
+  if (!finite)
+    return std::numeric_limits<double>::infinity();
+  if (kernel_error == 0)
+    return 0;
+  return allowed > 0 ? kernel_error / allowed : std::numeric_limits<double>::infinity();
+}
+
+std::string Verdict::summary() const {
+  std::ostringstream s;
+  s << output << " (" << dtype_name(stored) << ", " << elements << " elements): ";
+  if (!finite) {
+    s << "NOT FINITE at element " << worst_index << " (kernel " << kernel_value << ", truth "
+      << truth_value << ")";
+    return s.str();
+  }
+  s << (holds() ? "holds" : "FAILS") << ", kernel error " << kernel_error << " vs twin "
+    << twin_error << " (allowed " << allowed << " = " << twin_factor << " x max(twin, floor "
+    << floor << "), ratio " << ratio() << "), max |truth| " << truth_max;
+  if (kernel_error > 0)
+    s << "; worst element " << worst_index << ": kernel " << hexfloat(kernel_value) << ", twin "
+      << hexfloat(twin_value) << ", truth " << truth_value;
+  return s.str();
+}
+
+Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
+              const Tensor<float> &twin, const Tensor<double> &truth) {
+  Verdict v;
+  v.output = output;
+  v.stored = stored;
+  v.elements = truth.size();
+  if (kernel.shape() != truth.shape() || twin.shape() != truth.shape()) {
+    v.finite = false;
+    return v;
+  }
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    if (!std::isfinite(kernel[i]) || !std::isfinite(twin[i]) || !std::isfinite(truth[i])) {
+      v.finite = false;
+      v.worst_index = i;
+      v.kernel_value = kernel[i];
+      v.truth_value = truth[i];
+      v.twin_value = twin[i];
+      return v;
+    }
+    v.truth_max = std::max(v.truth_max, std::abs(truth[i]));
+    v.twin_error = std::max(v.twin_error, std::abs(double(twin[i]) - truth[i]));
+    const double e = std::abs(double(kernel[i]) - truth[i]);
+    if (e > v.kernel_error) {
+      v.kernel_error = e;
+      v.worst_index = i;
+    }
+  }
+  if (truth.size() > 0) {
+    v.kernel_value = kernel[v.worst_index];
+    v.truth_value = truth[v.worst_index];
+    v.twin_value = twin[v.worst_index];
+  }
+  v.floor = unit_roundoff(stored) * v.truth_max;
+  v.allowed = twin_factor * std::max(v.twin_error, v.floor);
+  return v;
+}
+
+std::string Result::summary() const {
+  std::ostringstream s;
+  s << check << " on " << c.describe() << ": " << (holds() ? "holds" : "FAILS") << "\n";
+  for (const Verdict &v : verdicts)
+    s << "  " << v.summary() << "\n";
+  if (verdicts.empty()) // the bitwise checks: what differs
+    for (const std::string &f : failures)
+      s << "  " << f << "\n";
+  return s.str();
+}
+
+Result check_forward(const Case &c, unsigned threads) {
+  Result r{"forward", c, {}, {}};
+  Drawn d = draw(c);
+  d.opts.threads = threads;
+  const StagedForward<float> kernel = kernel_forward(c, d);
+  const StagedForward<float> twin = twin_forward(c.gate, c.storage, d.in, d.opts);
+  const StagedForward<float128> truth = chunk_gla_forward_staged(c.gate, widen(d.in), d.opts);
+  add(r, judge("o", c.storage, kernel.out.o, twin.out.o, to_double_tensor(truth.out.o)));
+  if (c.output_final_state)
+    add(r, judge("final_state", DType::fp32, kernel.out.final_state, twin.out.final_state,
+                 to_double_tensor(truth.out.final_state)));
+  add(r, judge("g_cum", DType::fp32, kernel.g_cum, twin.g_cum, to_double_tensor(truth.g_cum)));
+  add(r, judge("h", DType::fp32, kernel.h, twin.h, to_double_tensor(truth.h)));
+  add(r, judge("A", DType::fp32, kernel.A, twin.A, to_double_tensor(truth.A)));
+  return r;
+}
+
+Result check_backward(const Case &c, unsigned threads) {
+  Result r{"backward", c, {}, {}};
+  Drawn d = draw(c);
+  d.opts.threads = threads;
+  const KernelGrads kernel = kernel_backward(c, d);
+  const Grads<float> twin = twin_backward(c.gate, c.storage, d.in, d.ct, d.opts);
+  const Inputs<float128> in128 = widen(d.in);
+  const Cotangents<float128> ct128 = widen(d.ct);
+  const Grads<float128> truth = chunk_gla_backward(c.gate, in128, ct128, d.opts);
+  add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, to_double_tensor(truth.dq)));
+  add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
+  add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
+  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg)));
+  if (c.has_h0)
+    add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
+  const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);
+  add(r, judge("dh", DType::fp32, kernel.dh, reference_dh(c.gate, d.in, d.ct, d.opts, NC),
+               to_double_tensor(reference_dh(c.gate, in128, ct128, d.opts, NC))));
+  return r;
+}
+
+Result check_causality(const Case &c) {
+  Result r{"causality", c, {}, {}};
+  const Drawn d = draw(c);
+  Case later = c;
+  later.seed = c.seed ^ 0x5deece66dULL;
+  const Drawn other = draw(later);
+  Drawn changed = d; // rows t >= split of every input and of do from the other draw
+  const auto replace_rows = [&](Tensor<float> &x, const Tensor<float> &y) {
+    const std::size_t row = x.size() / std::max<std::size_t>(c.B * c.T, 1);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if ((i / row) % std::max<std::size_t>(c.T, 1) >= c.split)
+        x[i] = y[i];
+  };
+  replace_rows(changed.in.q, other.in.q);
+  replace_rows(changed.in.k, other.in.k);
+  replace_rows(changed.in.v, other.in.v);
+  replace_rows(changed.in.g, other.in.g);
+  replace_rows(changed.ct.d_o, other.ct.d_o);
+  const StagedForward<float> a = kernel_forward(c, d), b = kernel_forward(c, changed);
+  const KernelGrads ga = kernel_backward(c, d), gb = kernel_backward(c, changed);
+  for (const std::string &diff : {bitwise_difference("o", a.out.o, b.out.o, 0, c.split),
+                                  bitwise_difference("dq", ga.grads.dq, gb.grads.dq, 0, c.split)})
+    if (!diff.empty())
+      r.failures.push_back(diff + " (rows before t = " + std::to_string(c.split) + ")");
+  return r;
+}
+
+Result check_varlen(const Case &c) {
+  Result r{"varlen", c, {}, {}};
+  const Drawn d = draw(c);
+  const StagedForward<float> whole = kernel_forward(c, d);
+  const KernelGrads whole_g = kernel_backward(c, d);
+  const std::size_t H = c.H, K = c.K, V = c.V, S = H * K * V;
+  for (std::size_t n = 0; n + 1 < c.cu_seqlens.size(); ++n) {
+    const std::size_t bos = static_cast<std::size_t>(c.cu_seqlens[n]);
+    const std::size_t L = static_cast<std::size_t>(c.cu_seqlens[n + 1]) - bos;
+    Case one = c;
+    one.B = 1;
+    one.T = L;
+    one.cu_seqlens.clear();
+    Drawn part = d;
+    const auto rows = [&](const Tensor<float> &x) {
+      if (x.empty())
+        return x;
+      Shape shape = x.shape();
+      shape[1] = L;
+      Tensor<float> y(shape);
+      const std::size_t row = x.size() / std::max<std::size_t>(c.T, 1);
+      std::copy(x.data() + bos * row, x.data() + (bos + L) * row, y.data());
+      return y;
+    };
+    const auto state = [&](const Tensor<float> &x) {
+      if (x.empty())
+        return x;
+      Tensor<float> y({1, H, K, V});
+      std::copy(x.data() + n * S, x.data() + (n + 1) * S, y.data());
+      return y;
+    };
+    part.in = {rows(d.in.q), rows(d.in.k),    rows(d.in.v),
+               rows(d.in.g), Tensor<float>(), state(d.in.h0)};
+    part.ct = {rows(d.ct.d_o), state(d.ct.d_ht)};
+    part.opts.cu_seqlens.clear();
+    const StagedForward<float> alone = kernel_forward(one, part);
+    const KernelGrads alone_g = kernel_backward(one, part);
+    const std::string seq = " of sequence " + std::to_string(n);
+    for (std::string diff :
+         {bitwise_difference("o" + seq, rows(whole.out.o), alone.out.o),
+          c.output_final_state
+              ? bitwise_difference("final_state" + seq, state(whole.out.final_state),
+                                   alone.out.final_state)
+              : std::string(),
+          bitwise_difference("dq" + seq, rows(whole_g.grads.dq), alone_g.grads.dq),
+          bitwise_difference("dk" + seq, rows(whole_g.grads.dk), alone_g.grads.dk),
+          bitwise_difference("dv" + seq, rows(whole_g.grads.dv), alone_g.grads.dv),
+          bitwise_difference("dg" + seq, rows(whole_g.grads.dg), alone_g.grads.dg),
+          c.has_h0 ? bitwise_difference("dh0" + seq, state(whole_g.grads.dh0), alone_g.grads.dh0)
+                   : std::string()})
+      if (!diff.empty())
+        r.failures.push_back(diff);
+  }
+  return r;
+}
+
+} // namespace ruleproof::gpu::check

@@ -1,0 +1,101 @@
+// ruleproof: the GPU kernels checked against the float128 truth and their emulated twin
+// (gpu/twin.hpp), shared by the GPU property tests (gpu/tests/) and `ruleproof gpu-check`.
+//
+// The verdict on one output (judge): on one input, stored as the kernel receives it,
+//   kernel_error = max_i |kernel_i - truth_i|,  twin_error = max_i |twin_i - truth_i|,
+//   floor = u_stored max_i |truth_i|  (one rounding of the largest entry to the type the
+//           kernel stores this output in: no kernel storing it can avoid that much),
+//   allowed = twin_factor max(twin_error, floor),
+// and the output passes when every element is finite (outputs are poisoned with NaN before
+// the launch, so an element never written fails) and kernel_error <= allowed. The truth is
+// the reference chunkwise form in float128 on the same stored inputs (so the error counts
+// the kernels' arithmetic and stores, not the rounding of the inputs, which kernel and twin
+// share), read back as double for the comparison (34 digits rounded to 16: far below the fp32
+// errors measured).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference/core/inputs.hpp"
+#include "reference/core/validate.hpp"
+#include "rounding.hpp"
+
+namespace ruleproof::gpu::check {
+
+/// \brief The stated factor: a kernel may show this many times the twin's error. The kernel
+/// and the twin compute the same sums in fp32 in different orders (the twin: the reference's
+/// factored decays and Eigen's blocked products; the kernel: pairwise decays and plain loops),
+/// so their rounding errors have the same bounds but not the same values; 4 leaves two bits
+/// for that difference and nothing for a wrong term. gpu/tests/twin_tests.cpp checks on the
+/// CPU that another fp32 order of the same algorithm (the reference at chunk sizes 16 and 32)
+/// passes, and that planted bugs do not.
+constexpr double twin_factor = 4;
+
+/// \brief One drawn case: shapes and options, values from a seed (draw()).
+struct Case {
+  GateKind gate = GateKind::key; ///< key: gla; scalar: simple_gla
+  DType storage = DType::bf16;   ///< q, k, v, do and o, dq, dk, dv: bf16 or fp16
+  std::size_t B = 1, T = 1, H = 1, K = 64, V = 64;
+  std::vector<std::int64_t> cu_seqlens; ///< varlen (B == 1) when not empty
+  bool has_h0 = false, output_final_state = true, has_dht = false;
+  double gate_scale = 1; ///< g = -gate_scale u, u uniform in (0, 1]
+  std::uint64_t seed = 0;
+  std::size_t split = 0; ///< causality: the inputs of rows t >= split are redrawn
+  std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
+  std::string describe() const;
+};
+
+std::string rule_name(GateKind gate);
+
+/// \brief The values of a case, rounded as the kernel receives them (twin.hpp, as_stored);
+/// opts.scale = K^-1/2, chunk size 64.
+struct Drawn {
+  Inputs<float> in;
+  Cotangents<float> ct;
+  Options opts;
+};
+Drawn draw(const Case &c);
+
+/// \brief The verdict on one output (see the top of this file).
+struct Verdict {
+  std::string output;
+  DType stored = DType::fp32; ///< the type the kernel stores this output in
+  std::size_t elements = 0;
+  bool finite = true;
+  std::size_t worst_index = 0; ///< the worst element, or the first non-finite one
+  double truth_max = 0, kernel_error = 0, twin_error = 0, floor = 0, allowed = 0;
+  double kernel_value = 0, truth_value = 0, twin_value = 0;
+  bool holds() const { return finite && kernel_error <= allowed; }
+  /// kernel_error / allowed (<= 1 holds); infinite when not finite.
+  double ratio() const;
+  std::string summary() const;
+};
+
+/// \brief The verdict on one output; all three tensors of one shape (else not finite).
+Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
+              const Tensor<float> &twin, const Tensor<double> &truth);
+
+/// \brief A check's outcome on one case: its verdicts, or what differed (bitwise checks).
+struct Result {
+  std::string check;
+  Case c;
+  std::vector<Verdict> verdicts;
+  std::vector<std::string> failures; ///< one line per failed verdict or differing output
+  bool holds() const { return failures.empty(); }
+  std::string summary() const;
+};
+
+/// Kernel forward vs truth vs twin: o, final_state and the stages g_cum, h, A.
+Result check_forward(const Case &c, unsigned threads = 1);
+/// Kernel backward vs truth vs twin: dq, dk, dv, dg, dh0 (when h0) and the stage dh (its
+/// truth: the reference's dh0 of the sequence's rest after each chunk, from the true state).
+Result check_backward(const Case &c, unsigned threads = 1);
+/// Rows t < split of o and dq are bitwise unchanged when every input at t >= split changes.
+Result check_causality(const Case &c);
+/// A varlen call (c.cu_seqlens) equals each sequence run alone, bitwise: o, final state,
+/// dq, dk, dv, dg, dh0.
+Result check_varlen(const Case &c);
+
+} // namespace ruleproof::gpu::check

@@ -1,0 +1,447 @@
+// ruleproof: chunkwise GLA kernels (gla: per-key gate; simple_gla: scalar gate), forward and
+// backward, on Hopper (sm_90). Inputs bf16 or fp16; gates, states and every sum in fp32;
+// outputs o, dq, dk, dv stored in the input type, everything else fp32. Chunk size C = 64.
+//
+// CPU reference, one grep away: reference/gla/chunk.hpp (chunk_local_cumsum,
+// chunk_forward_pass, chunk_backward_head); simple_gla is gla with its gate repeated over the
+// keys (reference/simple_gla/simple_gla.hpp). The emulated twin of these kernels is
+// gpu/twin.hpp; the host API with its shape checks gpu/chunk_gla.hpp.
+//
+// Compile: part of the ruleproof_gpu library (nvcc -arch=sm_90, C++17), or by hand:
+//   nvcc -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -c gpu/chunk_gla.cu
+//
+// Versions:
+//   1. (this one) readable first: one block per (chunk, head) or (sequence, head, value tile),
+//      fp32 CUDA-core arithmetic, every decay exp(g_cum_i - g_cum_j) taken pairwise (never
+//      factored, so no exp can overflow however small the gates), operands read from global
+//      memory except the tiles the state kernels stage in shared memory. No tensor cores.
+//
+// Per chunk of n rows with start state h (K x V), g_cum the gate summed from the chunk start
+// (seed 002's log-space form), q~ = scale q, gl = g_cum of the chunk's last row:
+//   A_ij  = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc)            (j <= i)
+//   o_i   = sum_c q~_ic exp(g_cum_ic) h_c + sum_{j<=i} A_ij v_j
+//   h'    = Diag(exp(gl)) h + sum_j (k_j . exp(gl - g_cum_j)) v_j^T
+// Backward of <dO, O> + <dS_T, S_T>, dh the gradient of the state after the chunk:
+//   dA_ij = dO_i . v_j (j <= i)
+//   dv_j  = sum_{i>=j} A_ij dO_i + sum_c k_jc exp(gl_c - g_cum_jc) dh_c
+//   dq_ic = scale (exp(g_cum_ic) dO_i . h_c + sum_{j<=i} dA_ij k_jc exp(g_cum_ic - g_cum_jc))
+//   dk_jc = sum_{i>=j} dA_ij q~_ic exp(g_cum_ic - g_cum_jc) + exp(gl_c - g_cum_jc) v_j . dh_c
+//   dh_before = Diag(exp(gl)) dh + sum_i (q~_i . exp(g_cum_i)) dO_i^T
+//   dG = q . dq - k . dk, dg = its reverse cumulative sum over the sequence, with
+//        rowsum(S_T . dS_T) added at the last row (summed over keys for a scalar gate).
+#include <cuda_bf16.h> // __nv_bfloat16, __bfloat162float, __float2bfloat16_rn
+#include <cuda_fp16.h> // __half, __half2float, __float2half_rn
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "detail/gla_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+constexpr int C = kernel_chunk_size; // rows of a chunk (BT)
+constexpr int MAX_K = 128;           // largest K and V the kernels take
+constexpr int BV = 32;               // value columns of one block of the state kernels
+constexpr int THREADS = 256;
+constexpr int STATE_PER_THREAD = MAX_K * BV / THREADS; // state entries each thread keeps
+
+__device__ inline float load(const __nv_bfloat16 *p, long i) { return __bfloat162float(p[i]); }
+__device__ inline float load(const __half *p, long i) { return __half2float(p[i]); }
+__device__ inline void store(__nv_bfloat16 *p, long i, float x) { p[i] = __float2bfloat16_rn(x); }
+__device__ inline void store(__half *p, long i, float x) { p[i] = __float2half_rn(x); }
+
+/// Offsets of the layouts in gla_launch.hpp.
+__device__ inline long at_k(int r, int h, int c, const GlaDims &d) {
+  return (static_cast<long>(r) * d.H + h) * d.K + c;
+}
+__device__ inline long at_v(int r, int h, int j, const GlaDims &d) {
+  return (static_cast<long>(r) * d.H + h) * d.V + j;
+}
+__device__ inline long at_state(int n, int h, int i, int j, const GlaDims &d) {
+  return ((static_cast<long>(n) * d.H + h) * d.K + i) * d.V + j;
+}
+/// g_cum of row r, head h, key c: the key's own column for gla, the one column for simple_gla.
+__device__ inline float gate(const float *g_cum, int r, int h, int c, const GlaDims &d) {
+  return g_cum[(static_cast<long>(r) * d.H + h) * d.G + (d.G == 1 ? 0 : c)];
+}
+
+/// Rows [bos, bos + n) of chunk c.
+struct ChunkRows {
+  int bos, n;
+};
+__device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
+  const int bos = t.chunk_bos[c];
+  return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_local_cumsum: grid (NC, H), G threads; each thread sums its gate column down the
+// chunk in row order, as the reference does (so g_cum is bitwise the reference's in fp32).
+__global__ void chunk_local_cumsum_kernel(const float *g, float *g_cum, DeviceChunkTable t,
+                                          GlaDims d) {
+  const int c = blockIdx.x, h = blockIdx.y, col = threadIdx.x;
+  const ChunkRows rows = chunk_rows(t, c);
+  float acc = 0;
+  for (int i = 0; i < rows.n; ++i) {
+    const long at = (static_cast<long>(rows.bos + i) * d.H + h) * d.G + col;
+    acc += g[at];
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, g_cum stored in bf16
+    g_cum[at] = __bfloat162float(__float2bfloat16_rn(acc));
+#else
+    g_cum[at] = acc;
+#endif
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_fwd_h: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks in
+// order, keeping K x BV entries of the state in registers (entry e = tid + m THREADS is row
+// e / BV, column e % BV of the tile).
+template <class In>
+__global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum, const float *h0,
+                                   float *h, float *ht, DeviceChunkTable t, GlaDims d) {
+  __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
+  __shared__ float v_tile[C][BV];
+  const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
+  const int entries = d.K * BV;
+  float state[STATE_PER_THREAD];
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+    state[m] = (e < entries && h0) ? h0[at_state(n, hd, i, v0 + j, d)] : 0.0f;
+  }
+  for (int c = t.seq_first_chunk[n]; c < t.seq_first_chunk[n + 1]; ++c) {
+    const ChunkRows rows = chunk_rows(t, c);
+    const int last = rows.bos + rows.n - 1;
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the state at the chunk's start
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        h[at_state(c, hd, i, v0 + j, d)] = state[m];
+    }
+    __syncthreads(); // the tiles of the previous chunk are no longer read
+    for (int e = tid; e < rows.n * d.K; e += THREADS) {
+      const int r = e / d.K, col = e % d.K;
+      k_decayed[r][col] =
+          load(k, at_k(rows.bos + r, hd, col, d)) *
+          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    for (int e = tid; e < rows.n * BV; e += THREADS) {
+      const int r = e / BV, j = e % BV;
+      v_tile[r][j] = load(v, at_v(rows.bos + r, hd, v0 + j, d));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // h' = Diag(e^gl) h + K_decayed^T V
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries) {
+        float acc = expf(gate(g_cum, last, hd, i, d)) * state[m];
+        for (int r = 0; r < rows.n; ++r)
+          acc += k_decayed[r][i] * v_tile[r][j];
+        state[m] = acc;
+      }
+    }
+  }
+  if (ht) {
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        ht[at_state(n, hd, i, v0 + j, d)] = state[m];
+    }
+  }
+}
+
+/// A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc) for j <= i < n, zero elsewhere, into
+/// shared memory (all C x C entries) and, when A_out is given, into the A stage.
+template <class In>
+__device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
+                             const GlaDims &d, float (*A)[C], float *A_out) {
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+    const int i = e / C, j = e % C;
+    float a = 0;
+    if (i < rows.n && j <= i)
+      for (int col = 0; col < d.K; ++col)
+        a += (load(q, at_k(rows.bos + i, hd, col, d)) * d.scale) *
+             load(k, at_k(rows.bos + j, hd, col, d)) *
+             expf(gate(g_cum, rows.bos + i, hd, col, d) - gate(g_cum, rows.bos + j, hd, col, d));
+    A[i][j] = a;
+    if (A_out && i < rows.n)
+      A_out[(static_cast<long>(rows.bos + i) * d.H + hd) * C + j] = a;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_fwd_o: grid (NC, H), THREADS threads; one chunk of one head.
+template <class In>
+__global__ void chunk_fwd_o_kernel(const In *q, const In *k, const In *v, const float *g_cum,
+                                   const float *h, In *o, float *A_out, DeviceChunkTable t,
+                                   GlaDims d) {
+  __shared__ float A[C][C];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  chunk_scores(q, k, g_cum, rows, hd, d, A, A_out);
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
+    const int i = e / d.V, j = e % d.V, r = rows.bos + i;
+    float acc = 0; // (q~ . e^g_cum) h: the state carried in
+    for (int col = 0; col < d.K; ++col)
+      acc += (load(q, at_k(r, hd, col, d)) * d.scale) * expf(gate(g_cum, r, hd, col, d)) *
+             h[at_state(c, hd, col, j, d)];
+    for (int jj = 0; jj <= i; ++jj) // A v: inside the chunk
+      acc += A[i][jj] * load(v, at_v(rows.bos + jj, hd, j, d));
+    store(o, at_v(r, hd, j, d), acc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dh: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks
+// backwards, keeping K x BV entries of dh in registers (as chunk_fwd_h keeps the state).
+template <class In>
+__global__ void chunk_bwd_dh_kernel(const In *q, const In *d_o, const float *g_cum,
+                                    const float *dht, float *dh, float *dh0, DeviceChunkTable t,
+                                    GlaDims d) {
+  __shared__ float q_decayed[C][MAX_K]; // q~_ic exp(g_cum_ic)
+  __shared__ float do_tile[C][BV];
+  const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
+  const int entries = d.K * BV;
+  float grad[STATE_PER_THREAD];
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+    grad[m] = (e < entries && dht) ? dht[at_state(n, hd, i, v0 + j, d)] : 0.0f;
+  }
+  for (int c = t.seq_first_chunk[n + 1] - 1; c >= t.seq_first_chunk[n]; --c) {
+    const ChunkRows rows = chunk_rows(t, c);
+    const int last = rows.bos + rows.n - 1;
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the gradient of the state after chunk c
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        dh[at_state(c, hd, i, v0 + j, d)] = grad[m];
+    }
+    __syncthreads();
+    for (int e = tid; e < rows.n * d.K; e += THREADS) {
+      const int r = e / d.K, col = e % d.K;
+      q_decayed[r][col] = (load(q, at_k(rows.bos + r, hd, col, d)) * d.scale) *
+                          expf(gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    for (int e = tid; e < rows.n * BV; e += THREADS) {
+      const int r = e / BV, j = e % BV;
+      do_tile[r][j] = load(d_o, at_v(rows.bos + r, hd, v0 + j, d));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // dh = Diag(e^gl) dh' + Q_decayed^T dO
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries) {
+        float acc = expf(gate(g_cum, last, hd, i, d)) * grad[m];
+        for (int r = 0; r < rows.n; ++r)
+          acc += q_decayed[r][i] * do_tile[r][j];
+        grad[m] = acc;
+      }
+    }
+  }
+  if (dh0) {
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        dh0[at_state(n, hd, i, v0 + j, d)] = grad[m];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dqkv: grid (NC, H), THREADS threads; one chunk of one head.
+template <class In>
+__global__ void chunk_bwd_dqkv_kernel(const In *q, const In *k, const In *v, const float *g_cum,
+                                      const float *h, const In *d_o, const float *dh, In *dq,
+                                      In *dk, In *dv, float *dG, DeviceChunkTable t, GlaDims d) {
+  __shared__ float A[C][C];
+  __shared__ float dA[C][C];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int last = rows.bos + rows.n - 1;
+  chunk_scores(q, k, g_cum, rows, hd, d, A, nullptr);
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // dA = dO V^T, lower triangle
+    const int i = e / C, j = e % C;
+    float a = 0;
+    if (i < rows.n && j <= i)
+      for (int jv = 0; jv < d.V; ++jv)
+        a += load(d_o, at_v(rows.bos + i, hd, jv, d)) * load(v, at_v(rows.bos + j, hd, jv, d));
+    dA[i][j] = a;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
+    const int j = e / d.V, jv = e % d.V, r = rows.bos + j;
+    float acc = 0; // A^T dO
+    for (int i = j; i < rows.n; ++i)
+      acc += A[i][j] * load(d_o, at_v(rows.bos + i, hd, jv, d));
+    for (int col = 0; col < d.K; ++col) // (k . e^{gl - g_cum}) dh
+      acc += load(k, at_k(r, hd, col, d)) *
+             expf(gate(g_cum, last, hd, col, d) - gate(g_cum, r, hd, col, d)) *
+             dh[at_state(c, hd, col, jv, d)];
+    store(dv, at_v(r, hd, jv, d), acc);
+  }
+  for (int e = threadIdx.x; e < rows.n * d.K; e += blockDim.x) {
+    const int i = e / d.K, col = e % d.K, r = rows.bos + i;
+    const float g_i = gate(g_cum, r, hd, col, d);
+    float from_state = 0, from_state_k = 0; // dO_i . h_col and v_i . dh_col
+    for (int jv = 0; jv < d.V; ++jv) {
+      from_state += load(d_o, at_v(r, hd, jv, d)) * h[at_state(c, hd, col, jv, d)];
+      from_state_k += load(v, at_v(r, hd, jv, d)) * dh[at_state(c, hd, col, jv, d)];
+    }
+    float inside_q = 0; // sum_{j<=i} dA_ij k_jc exp(g_i - g_j)
+    for (int j = 0; j <= i; ++j)
+      inside_q += dA[i][j] * load(k, at_k(rows.bos + j, hd, col, d)) *
+                  expf(g_i - gate(g_cum, rows.bos + j, hd, col, d));
+    float inside_k = 0; // sum_{i'>=i} dA_i'i q~_i'c exp(g_i' - g_i)
+    for (int ii = i; ii < rows.n; ++ii)
+      inside_k += dA[ii][i] * (load(q, at_k(rows.bos + ii, hd, col, d)) * d.scale) *
+                  expf(gate(g_cum, rows.bos + ii, hd, col, d) - g_i);
+    const float dq_ic = d.scale * (expf(g_i) * from_state + inside_q);
+    const float dk_ic = inside_k + expf(gate(g_cum, last, hd, col, d) - g_i) * from_state_k;
+    store(dq, at_k(r, hd, col, d), dq_ic);
+    store(dk, at_k(r, hd, col, d), dk_ic);
+    dG[at_k(r, hd, col, d)] =
+        load(q, at_k(r, hd, col, d)) * dq_ic - load(k, at_k(r, hd, col, d)) * dk_ic;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dg: grid (N, H), K threads; thread col sums its key's dG backwards over the whole
+// sequence (in place), then, for a scalar gate, the keys are summed row by row.
+__global__ void chunk_bwd_dg_kernel(float *dG, const float *ht, const float *dht, float *dg,
+                                    DeviceChunkTable t, GlaDims d) {
+  const int n = blockIdx.x, hd = blockIdx.y, col = threadIdx.x;
+  const int bos = t.seq_bos[n], eos = t.seq_eos[n];
+  float acc = 0;
+  if (eos > bos && ht && dht) // the final state's own term: rowsum(S_T . dS_T), at the last row
+    for (int j = 0; j < d.V; ++j)
+      acc += ht[at_state(n, hd, col, j, d)] * dht[at_state(n, hd, col, j, d)];
+  float running = 0;
+  for (int r = eos - 1; r >= bos; --r) {
+    float x = dG[at_k(r, hd, col, d)];
+    if (r == eos - 1)
+      x += acc;
+    running += x;
+    if (d.G == 1)
+      dG[at_k(r, hd, col, d)] = running;
+    else
+      dg[at_k(r, hd, col, d)] = running;
+  }
+  if (d.G != 1)
+    return;
+  __syncthreads(); // every key's column is summed; now add the keys up, row by row
+  for (int r = bos + col; r < eos; r += blockDim.x) {
+    float sum = 0;
+    for (int c = 0; c < d.K; ++c)
+      sum += dG[at_k(r, hd, c, d)];
+    dg[static_cast<long>(r) * d.H + hd] = sum;
+  }
+}
+
+void check(const char *kernel) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+}
+
+void check_sync(const char *kernel) {
+  check(kernel);
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+}
+
+dim3 state_grid(const DeviceChunkTable &t, const GlaDims &d) { return dim3(t.N, d.H, d.V / BV); }
+
+} // namespace
+
+void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTable &t,
+                               const GlaDims &d) {
+  if (t.NC == 0)
+    return;
+  chunk_local_cumsum_kernel<<<dim3(t.NC, d.H), d.G>>>(g, g_cum, t, d);
+  check_sync("chunk_local_cumsum_kernel");
+}
+
+void launch_chunk_fwd_h(const void *k, const void *v, const float *g_cum, const float *h0, float *h,
+                        float *ht, const DeviceChunkTable &t, const GlaDims &d) {
+  if (t.N == 0)
+    return;
+  if (d.fp16)
+    chunk_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(
+        static_cast<const __half *>(k), static_cast<const __half *>(v), g_cum, h0, h, ht, t, d);
+  else
+    chunk_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __nv_bfloat16 *>(k),
+                                                      static_cast<const __nv_bfloat16 *>(v), g_cum,
+                                                      h0, h, ht, t, d);
+  check_sync("chunk_fwd_h_kernel");
+}
+
+void launch_chunk_fwd_o(const void *q, const void *k, const void *v, const float *g_cum,
+                        const float *h, void *o, float *A, const DeviceChunkTable &t,
+                        const GlaDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(
+        static_cast<const __half *>(q), static_cast<const __half *>(k),
+        static_cast<const __half *>(v), g_cum, h, static_cast<__half *>(o), A, t, d);
+  else
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(
+        static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
+        static_cast<const __nv_bfloat16 *>(v), g_cum, h, static_cast<__nv_bfloat16 *>(o), A, t, d);
+  check_sync("chunk_fwd_o_kernel");
+}
+
+void launch_chunk_bwd_dh(const void *q, const void *d_o, const float *g_cum, const float *dht,
+                         float *dh, float *dh0, const DeviceChunkTable &t, const GlaDims &d) {
+  if (t.N == 0)
+    return;
+  if (d.fp16)
+    chunk_bwd_dh_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __half *>(q),
+                                                       static_cast<const __half *>(d_o), g_cum, dht,
+                                                       dh, dh0, t, d);
+  else
+    chunk_bwd_dh_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __nv_bfloat16 *>(q),
+                                                       static_cast<const __nv_bfloat16 *>(d_o),
+                                                       g_cum, dht, dh, dh0, t, d);
+  check_sync("chunk_bwd_dh_kernel");
+}
+
+void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const float *g_cum,
+                           const float *h, const void *d_o, const float *dh, void *dq, void *dk,
+                           void *dv, float *dG, const DeviceChunkTable &t, const GlaDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_bwd_dqkv_kernel<<<grid, THREADS>>>(
+        static_cast<const __half *>(q), static_cast<const __half *>(k),
+        static_cast<const __half *>(v), g_cum, h, static_cast<const __half *>(d_o), dh,
+        static_cast<__half *>(dq), static_cast<__half *>(dk), static_cast<__half *>(dv), dG, t, d);
+  else
+    chunk_bwd_dqkv_kernel<<<grid, THREADS>>>(
+        static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
+        static_cast<const __nv_bfloat16 *>(v), g_cum, h, static_cast<const __nv_bfloat16 *>(d_o),
+        dh, static_cast<__nv_bfloat16 *>(dq), static_cast<__nv_bfloat16 *>(dk),
+        static_cast<__nv_bfloat16 *>(dv), dG, t, d);
+  check_sync("chunk_bwd_dqkv_kernel");
+}
+
+void launch_chunk_bwd_dg(float *dG, const float *ht, const float *dht, float *dg,
+                         const DeviceChunkTable &t, const GlaDims &d) {
+  if (t.N == 0)
+    return;
+  chunk_bwd_dg_kernel<<<dim3(t.N, d.H), d.K>>>(dG, ht, dht, dg, t, d);
+  check_sync("chunk_bwd_dg_kernel");
+}
+
+} // namespace ruleproof::gpu::detail

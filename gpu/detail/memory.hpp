@@ -1,0 +1,18 @@
+// ruleproof: raw device memory, the only CUDA runtime calls of the host side. memory.cpp
+// implements them with the CUDA runtime; memory_none.cpp, where the project is built without
+// nvcc, throws from each (std::runtime_error saying so).
+#pragma once
+
+#include <cstddef>
+
+namespace ruleproof::gpu::detail {
+
+/// Device memory of `bytes` bytes (nullptr for 0); throws on failure.
+void *device_alloc(std::size_t bytes);
+void device_free(void *p) noexcept;
+void copy_to_device(void *dst, const void *src, std::size_t bytes);
+void copy_to_host(void *dst, const void *src, std::size_t bytes);
+/// Every byte of [p, p + bytes) set to `byte`.
+void device_fill_bytes(void *p, unsigned char byte, std::size_t bytes);
+
+} // namespace ruleproof::gpu::detail

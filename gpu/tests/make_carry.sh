@@ -1,0 +1,18 @@
+#!/bin/bash
+# ruleproof: copies the GPU programs of a CUDA build (default build-gpu) and the shared
+# libraries they need beyond glibc and the C++ runtime into CARRY (default build-gpu-carry,
+# ignored by git), stripped, for gpu/tests/run_on_device.sh on the device machine.
+set -eu
+BUILD=${1:-build-gpu}
+CARRY=${2:-build-gpu-carry}
+rm -rf "$CARRY"
+mkdir -p "$CARRY/bin" "$CARRY/lib"
+cp "$BUILD/cli/ruleproof" "$BUILD/gpu/tests/gpu_kernel_tests" "$BUILD/gpu/tests/gpu_check_planted" \
+  "$CARRY/bin/"
+strip "$CARRY"/bin/*
+for b in "$CARRY"/bin/*; do
+  ldd "$b" | awk '/=> \// {print $3}'
+done | sort -u | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$CARRY/lib/"; done
+du -sh "$CARRY"/bin "$CARRY"/lib
+ls "$CARRY/lib"

@@ -1,0 +1,288 @@
+// ruleproof: the CPU side of the GPU checks, no GPU needed. The 16-bit roundings; the emulated
+// twin (gpu/twin.hpp) storing 16 bits where the kernels do; the verdict of gpu/check.hpp
+// passing another fp32 order of the same algorithm and failing planted bugs (so the GPU
+// checks can fail); the host API's shape checks.
+#include <bit>
+#include <cmath>
+#include <random>
+
+#include "gpu/check_gen.hpp"
+#include "gpu/chunk_gla.hpp"
+#include "gpu/twin.hpp"
+#include "prop_cases.hpp"
+#include "reference/core/float128.hpp"
+
+using namespace ruleproof;
+using namespace ruleproof::gpu;
+
+namespace {
+
+/// The bf16 values either side of x (x finite, not a bf16 value): truncation and one up.
+std::pair<float, float> bf16_neighbours(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x) & 0xffff0000u;
+  return {std::bit_cast<float>(u), std::bit_cast<float>(u + 0x10000u)};
+}
+
+Tensor<double> truth_of(const Tensor<float128> &t) {
+  return t.map<double>([](const float128 &x) { return static_cast<double>(x); });
+}
+Tensor<float128> widen(const Tensor<float> &t) {
+  return t.map<float128>([](float x) { return float128(x); });
+}
+Inputs<float128> widen(const Inputs<float> &in) {
+  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
+}
+Cotangents<float128> widen(const Cotangents<float> &ct) { return {widen(ct.d_o), widen(ct.d_ht)}; }
+
+/// The outputs a stand-in kernel is judged on (forward and backward, no stages).
+struct Outputs {
+  Output<float> out;
+  Grads<float> grads;
+};
+
+/// A stand-in kernel: the reference in fp32 with `opts`, stored as the kernels store.
+Outputs reference_in_fp32(const check::Case &c, const Inputs<float> &in,
+                          const Cotangents<float> &ct, const Options &opts) {
+  Outputs r;
+  r.out = chunk_gla_forward_staged(c.gate, in, opts).out;
+  r.out.o = rounded(c.storage, std::move(r.out.o));
+  r.grads = chunk_gla_backward(c.gate, in, ct, opts);
+  r.grads.dq = rounded(c.storage, std::move(r.grads.dq));
+  r.grads.dk = rounded(c.storage, std::move(r.grads.dk));
+  r.grads.dv = rounded(c.storage, std::move(r.grads.dv));
+  return r;
+}
+
+/// The twin and the truth of a case, computed once for every stand-in kernel judged on it.
+struct Reference {
+  StagedForward<float> twin;
+  Grads<float> twin_g;
+  Output<float128> truth;
+  Grads<float128> truth_g;
+};
+
+Reference reference_of(const check::Case &c, const check::Drawn &d) {
+  const Inputs<float128> in = widen(d.in);
+  return {twin_forward(c.gate, c.storage, d.in, d.opts),
+          twin_backward(c.gate, c.storage, d.in, d.ct, d.opts),
+          chunk_gla_forward_staged(c.gate, in, d.opts).out,
+          chunk_gla_backward(c.gate, in, widen(d.ct), d.opts)};
+}
+
+/// Every verdict of a stand-in kernel against the twin and the truth on the same stored input.
+std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref,
+                                      const Outputs &kernel) {
+  std::vector<check::Verdict> v{
+      check::judge("o", c.storage, kernel.out.o, ref.twin.out.o, truth_of(ref.truth.o)),
+      check::judge("final_state", DType::fp32, kernel.out.final_state, ref.twin.out.final_state,
+                   truth_of(ref.truth.final_state)),
+      check::judge("dq", c.storage, kernel.grads.dq, ref.twin_g.dq, truth_of(ref.truth_g.dq)),
+      check::judge("dk", c.storage, kernel.grads.dk, ref.twin_g.dk, truth_of(ref.truth_g.dk)),
+      check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv, truth_of(ref.truth_g.dv)),
+      check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg, truth_of(ref.truth_g.dg))};
+  if (c.has_h0)
+    v.push_back(check::judge("dh0", DType::fp32, kernel.grads.dh0, ref.twin_g.dh0,
+                             truth_of(ref.truth_g.dh0)));
+  return v;
+}
+
+/// A case of moderate size for the CPU (K = V = 64, T <= 130), with final state and dht.
+rc::Gen<check::Case> cpu_case(GateKind gate, DType t) {
+  return rc::gen::map(check::gen::case_for(gate, t), [](check::Case c) {
+    c.K = c.V = 64;
+    c.H = 1;
+    c.T = std::min<std::size_t>(c.T, 130);
+    if (!c.cu_seqlens.empty()) {
+      c.cu_seqlens = {0, static_cast<std::int64_t>(c.T)};
+    }
+    c.output_final_state = true;
+    return c;
+  });
+}
+
+std::string summary(const std::vector<check::Verdict> &verdicts) {
+  std::string s;
+  for (const check::Verdict &v : verdicts)
+    s += "  " + v.summary() + "\n";
+  return s;
+}
+
+bool all_hold(const std::vector<check::Verdict> &verdicts) {
+  return std::all_of(verdicts.begin(), verdicts.end(),
+                     [](const check::Verdict &v) { return v.holds(); });
+}
+
+} // namespace
+
+TEST_CASE("bf16_rounding_is_nearest_ties_to_even", "[twin]") {
+  CHECK(round_to(DType::bf16, 1.0f + 0x1p-8f) == 1.0f);                      // tie: down to even
+  CHECK(round_to(DType::bf16, 1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);        // tie: up to even
+  CHECK(round_to(DType::bf16, 1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f); // past the tie
+  CHECK(std::isinf(round_to(DType::bf16, 3.4e38f)));                         // rounds past max
+  CHECK(std::isnan(round_to(DType::bf16, std::nanf(""))));
+  rc::prop("nearest bf16, ties to even", [] {
+    const float x = std::bit_cast<float>(*rc::gen::inRange<std::uint32_t>(0, 0x7f7f0000u)) *
+                    (*rc::gen::arbitrary<bool>() ? -1.0f : 1.0f);
+    const float r = round_to(DType::bf16, x);
+    RC_ASSERT((std::bit_cast<std::uint32_t>(r) & 0xffffu) == 0u); // a bf16 value
+    const auto [lo, hi] = bf16_neighbours(x);
+    const float d_lo = std::abs(x - lo), d_hi = std::abs(x - hi); // exact in float
+    if (x == lo)
+      RC_ASSERT(r == x);
+    else if (d_lo != d_hi)
+      RC_ASSERT(r == (d_lo < d_hi ? lo : hi));
+    else
+      RC_ASSERT((std::bit_cast<std::uint32_t>(r) & 0x10000u) == 0u); // even
+  });
+}
+
+TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
+  CHECK(round_to(DType::fp16, 65504.0f) == 65504.0f);
+  CHECK(std::isinf(round_to(DType::fp16, 65520.0f)));
+  CHECK(round_to(DType::fp16, 65519.0f) == 65504.0f);
+  CHECK(round_to(DType::fp16, 0x1p-25f) == 0.0f);                // tie with 0: even
+  CHECK(round_to(DType::fp16, 0x1p-25f + 0x1p-40f) == 0x1p-24f); // smallest subnormal
+  rc::prop("every float rounds as _Float16 does", [] {
+    const float x = std::bit_cast<float>(*rc::gen::inRange<std::uint32_t>(0, 0x7f800000u)) *
+                    (*rc::gen::arbitrary<bool>() ? -1.0f : 1.0f);
+    const float want = static_cast<float>(static_cast<_Float16>(x));
+    RC_ASSERT(std::bit_cast<std::uint32_t>(round_to(DType::fp16, x)) ==
+              std::bit_cast<std::uint32_t>(want));
+  });
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> u(-70000.0f, 70000.0f);
+  for (int i = 0; i < 100000; ++i) { // across fp16's whole range, and on small magnitudes
+    const float x = u(gen) * (i % 2 ? 1.0f : 0x1p-20f);
+    REQUIRE(round_to(DType::fp16, x) == static_cast<float>(static_cast<_Float16>(x)));
+  }
+}
+
+TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
+  for (GateKind gate : {GateKind::scalar, GateKind::key})
+    for (DType t : {DType::bf16, DType::fp16})
+      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 20, [=] {
+        const check::Case c = *cpu_case(gate, t);
+        const check::Drawn d = check::draw(c);
+        for (const Tensor<float> *x : {&d.in.q, &d.in.k, &d.in.v, &d.ct.d_o})
+          for (std::size_t i = 0; i < x->size(); ++i)
+            RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
+        const StagedForward<float> f = twin_forward(gate, t, d.in, d.opts);
+        const Grads<float> g = twin_backward(gate, t, d.in, d.ct, d.opts);
+        for (const Tensor<float> *x : {&f.out.o, &g.dq, &g.dk, &g.dv})
+          for (std::size_t i = 0; i < x->size(); ++i)
+            RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
+      });
+}
+
+TEST_CASE("another_fp32_order_of_the_algorithm_passes_the_twin_verdict", "[twin]") {
+  // The reference at chunk sizes 16 and 32 computes the same sums as the twin (chunk 64) in
+  // another fp32 order: a correct kernel of another order must pass with twin_factor.
+  for (GateKind gate : {GateKind::scalar, GateKind::key})
+    for (DType t : {DType::bf16, DType::fp16})
+      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 12, [=] {
+        const check::Case c = *cpu_case(gate, t);
+        RC_LOG() << c.describe() << "\n";
+        const check::Drawn d = check::draw(c);
+        const Reference ref = reference_of(c, d);
+        for (std::size_t C : {16, 32}) {
+          Options opts = d.opts;
+          opts.chunk_size = C;
+          const auto verdicts = judge_all(c, ref, reference_in_fp32(c, d.in, d.ct, opts));
+          RC_LOG() << "chunk size " << C << ":\n" << summary(verdicts);
+          RC_ASSERT(all_hold(verdicts));
+        }
+      });
+}
+
+TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
+  // Stand-in kernels with a bug each; every one must fail some verdict on every case.
+  for (GateKind gate : {GateKind::scalar, GateKind::key})
+    for (DType t : {DType::bf16, DType::fp16})
+      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 12, [=] {
+        check::Case c = *cpu_case(gate, t);
+        c.T = std::max<std::size_t>(c.T, 64);
+        c.cu_seqlens.clear();
+        c.has_h0 = true;
+        RC_LOG() << c.describe() << "\n";
+        const check::Drawn d = check::draw(c);
+        const Reference ref = reference_of(c, d);
+        // 1. gates read as bf16 (they are fp32 inputs)
+        Inputs<float> gates_bf16 = d.in;
+        gates_bf16.g = rounded(DType::bf16, gates_bf16.g);
+        const auto v1 = judge_all(c, ref, reference_in_fp32(c, gates_bf16, d.ct, d.opts));
+        RC_LOG() << "gates in bf16:\n" << summary(v1);
+        RC_ASSERT(!all_hold(v1));
+        // 2. the scale off by 2^-10 (relative): below o's 16-bit resolution, seen in dg (fp32)
+        Options scale_off = d.opts;
+        scale_off.scale = *d.opts.scale * (1 + 0x1p-10);
+        const auto v2 = judge_all(c, ref, reference_in_fp32(c, d.in, d.ct, scale_off));
+        RC_LOG() << "scale off by 2^-10:\n" << summary(v2);
+        RC_ASSERT(!all_hold(v2));
+        // 3. one element of o never written (still the poison NaN)
+        Outputs unwritten = reference_in_fp32(c, d.in, d.ct, d.opts);
+        unwritten.out.o[unwritten.out.o.size() - 1] = std::nanf("");
+        const auto v3 = judge_all(c, ref, unwritten);
+        RC_ASSERT(!all_hold(v3));
+        // 4. the initial state ignored by the backward's dh0 (zero): fails dh0
+        Outputs no_dh0 = reference_in_fp32(c, d.in, d.ct, d.opts);
+        for (std::size_t i = 0; i < no_dh0.grads.dh0.size(); ++i)
+          no_dh0.grads.dh0[i] = 0;
+        RC_ASSERT(!all_hold(judge_all(c, ref, no_dh0)));
+      });
+}
+
+TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
+  const auto spec = [](DType t, Shape s) { return ArraySpec{t, std::move(s)}; };
+  const ArraySpec q = spec(DType::bf16, {1, 130, 2, 64}), v = spec(DType::bf16, {1, 130, 2, 128});
+  const ArraySpec g_key = spec(DType::fp32, {1, 130, 2, 64}),
+                  g_scalar = spec(DType::fp32, {1, 130, 2});
+  const ArraySpec h0 = spec(DType::fp32, {1, 2, 64, 128});
+  GlaOptions opts;
+  const GlaShapes s = check_gla_shapes(GateKind::key, q, q, v, g_key, &h0, opts);
+  CHECK(s.NC == 3);
+  opts.cu_seqlens = {0, 0, 64, 130};
+  CHECK(check_gla_shapes(GateKind::scalar, q, q, v, g_scalar, nullptr, opts).NC == 3);
+  const auto input_of = [](auto call) -> std::string {
+    try {
+      call();
+    } catch (const InputError &e) {
+      return e.input();
+    }
+    return "no error";
+  };
+  GlaOptions plain;
+  const ArraySpec q32 = spec(DType::bf16, {1, 130, 2, 32}),
+                  v96 = spec(DType::bf16, {1, 130, 2, 96});
+  CHECK(input_of([&] {
+          check_gla_shapes(GateKind::key, q32, q32, v, spec(DType::fp32, {1, 130, 2, 32}), nullptr,
+                           plain);
+        }) == "q");
+  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v96, g_key, nullptr, plain); }) ==
+        "v");
+  CHECK(input_of([&] {
+          check_gla_shapes(GateKind::key, q, spec(DType::fp16, q.shape), v, g_key, nullptr, plain);
+        }) == "k");
+  CHECK(input_of([&] {
+          check_gla_shapes(GateKind::key, spec(DType::fp32, q.shape), q, v, g_key, nullptr, plain);
+        }) == "q");
+  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_scalar, nullptr, plain); }) ==
+        "g");
+  CHECK(input_of([&] {
+          check_gla_shapes(GateKind::scalar, q, q, v, spec(DType::bf16, g_scalar.shape), nullptr,
+                           plain);
+        }) == "g");
+  const ArraySpec h0_wrong = spec(DType::fp32, {2, 2, 64, 128});
+  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, &h0_wrong, plain); }) ==
+        "initial_state");
+  GlaOptions bad_cu;
+  bad_cu.cu_seqlens = {0, 64, 129};
+  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, bad_cu); }) ==
+        "cu_seqlens");
+  const ArraySpec d_o = spec(DType::fp16, v.shape), dht = spec(DType::fp32, {1, 2, 64, 64});
+  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &d_o); }) ==
+        "do");
+  CHECK(input_of([&] {
+          check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &v, &dht);
+        }) == "dht");
+  CHECK(input_of([&] { check_gla_shapes(GateKind::none, q, q, v, g_key, nullptr, plain); }) == "g");
+}
