@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "claims.hpp"
 #include "exit_codes.hpp"
+#include "gpu_check.hpp"
 #include "reference/core/inputs.hpp"
 #include "run.hpp"
 #include "verify.hpp"
@@ -16,6 +18,8 @@ int main(int argc, char **argv) {
   int status = ok;
   add_run_command(app, status);
   add_verify_command(app, status);
+  add_gpu_check_command(app, status);
+  add_claims_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success &e) {

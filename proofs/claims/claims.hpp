@@ -1,0 +1,15 @@
+// ruleproof: the registry of claims, one function a seed note.
+#pragma once
+
+#include <vector>
+
+#include "proofs/claim.hpp"
+
+namespace ruleproof::proofs::notes {
+
+std::vector<Claim> seed_002_claims();
+
+/// Every claim of the five notes, in the notes' order.
+std::vector<Claim> all_claims();
+
+} // namespace ruleproof::proofs::notes
