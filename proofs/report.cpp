@@ -103,7 +103,9 @@ std::vector<std::string> registry_problems(const std::vector<const Claim *> &cla
       problems.push_back(c.id + ": the id is used twice");
   std::map<std::string, std::string> notes;
   for (const Claim *c : claims) {
-    const std::size_t n = c->quote.size();
+    const auto n = std::count_if(c->quote.begin(), c->quote.end(), [](unsigned char ch) {
+      return (ch & 0xC0) != 0x80; // characters, not UTF-8 continuation bytes
+    });
     if (n < 20 || n > 200)
       problems.push_back(c->id + ": the quote has " + std::to_string(n) +
                          " characters, not 20 to 200");
