@@ -17,7 +17,7 @@ export LD_LIBRARY_PATH=$PWD/$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   done
 } 2>&1 | tee "$OUT/machine.txt"
 echo "== ruleproof gpu-check"
-time "$CARRY/bin/ruleproof" gpu-check --cases "${CASES:-6}" --threads "$(nproc)" \
+time timeout "${CHECK_TIMEOUT:-300}" "$CARRY/bin/ruleproof" gpu-check --cases "${CASES:-6}" --threads "$(nproc)" \
   --out reports/out/gpu_check.json 2>&1 | tee "$OUT/gpu_check.log"
 echo "gpu-check exit $?" | tee -a "$OUT/gpu_check.log"
 [ "$OUT" != reports/out ] && cp reports/out/gpu_check.json reports/out/gpu_check.md "$OUT/"

@@ -1,0 +1,397 @@
+// ruleproof gpu-check: every check of gpu/check.hpp (forward outputs and stages, gradients,
+// causality, varlen against each sequence alone) on fixed cases (every K, V in {64, 128},
+// ragged T, a varlen batch with empty sequences) and on random cases drawn from the
+// generators of gpu/check_gen.hpp with seeds derived from --seed; a failing random case is
+// shrunk through the generator. Writes reports/out/gpu_check.json and .md.
+#include "gpu_check.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <rapidcheck.h>
+
+#include "exit_codes.hpp"
+#include "gpu/check_gen.hpp"
+#include "gpu/device.hpp"
+#include "reports/atomic_write.hpp"
+
+namespace ruleproof::cli {
+
+namespace {
+
+using namespace ruleproof::gpu::check;
+
+struct GpuCheckOptions {
+  std::vector<std::string> rules{"simple_gla", "gla"};
+  std::vector<std::string> dtypes{"bf16", "fp16"};
+  std::size_t cases = 6;
+  std::uint64_t seed = 1;
+  std::string out = "reports/out/gpu_check.json";
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  bool require_gpu = false;
+  std::size_t shrink = 20; ///< checks spent shrinking each failing random case
+};
+
+enum class Kind { forward, backward, causality, varlen };
+const Kind kinds[] = {Kind::forward, Kind::backward, Kind::causality, Kind::varlen};
+std::string name_of(Kind k) {
+  switch (k) {
+  case Kind::forward: return "forward";
+  case Kind::backward: return "backward";
+  case Kind::causality: return "causality";
+  case Kind::varlen: return "varlen";
+  }
+  return "?";
+}
+
+Result run(Kind k, const Case &c) {
+  switch (k) {
+  case Kind::forward: return check_forward(c);
+  case Kind::backward: return check_backward(c);
+  case Kind::causality: return check_causality(c);
+  case Kind::varlen: return check_varlen(c);
+  }
+  return {};
+}
+
+gen::Need need_of(Kind k) {
+  return k == Kind::varlen      ? gen::Need::varlen
+         : k == Kind::causality ? gen::Need::causal
+                                : gen::Need::any;
+}
+
+std::uint64_t hash_of(const std::string &s) {
+  std::uint64_t h = 1469598103934665603ULL; // FNV-1a
+  for (unsigned char ch : s)
+    h = (h ^ ch) * 1099511628211ULL;
+  return h;
+}
+
+/// splitmix64, as verify seeds its cases.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct Job {
+  Kind kind;
+  Case c;
+  bool random = false;
+  std::uint64_t rc_seed = 0; ///< the generator's seed (random cases)
+  Result result;
+  std::string error; ///< an exception from the kernels or the checks
+  bool holds() const { return error.empty() && result.holds(); }
+};
+
+/// The fixed cases of one rule and storage type: every (K, V), B = H = 2, T = 129 (two chunks
+/// and one row), and a varlen batch with empty sequences first, in the middle and last.
+std::vector<Job> fixed_jobs(GateKind gate, gpu::DType t) {
+  std::vector<Job> jobs;
+  for (std::size_t K : {64, 128})
+    for (std::size_t V : {64, 128}) {
+      Case c;
+      c.gate = gate;
+      c.storage = t;
+      c.K = K;
+      c.V = V;
+      c.B = c.H = 2;
+      c.T = 129;
+      c.has_h0 = c.has_dht = true;
+      c.seed = K * 1000 + V;
+      c.split = 100;
+      Case v = c;
+      v.B = 1;
+      v.cu_seqlens = {0, 0, 64, 64, 129, 129};
+      for (Kind k : {Kind::forward, Kind::backward, Kind::causality})
+        jobs.push_back({k, c, false, 0, {}, {}});
+      for (Kind k : {Kind::forward, Kind::backward, Kind::varlen})
+        jobs.push_back({k, v, false, 0, {}, {}});
+    }
+  return jobs;
+}
+
+void run_job(Job &j) {
+  try {
+    j.result = run(j.kind, j.c);
+  } catch (const std::exception &e) {
+    j.error = e.what();
+  }
+}
+
+/// Greedy shrinking through the generator's own shrinks (as verify shrinks): the first
+/// smaller case that still fails, until none does or `budget` checks were spent.
+Job shrink(const Job &failing, std::size_t budget) {
+  rc::Shrinkable<Case> current = gen::case_for(
+      failing.c.gate, failing.c.storage, need_of(failing.kind))(rc::Random(failing.rc_seed), 100);
+  Job best = failing;
+  for (bool progress = true; progress && budget > 0;) {
+    progress = false;
+    auto shrinks = current.shrinks();
+    while (auto next = shrinks.next()) {
+      if (budget-- == 0)
+        break;
+      Job j{failing.kind, next->value(), true, failing.rc_seed, {}, {}};
+      run_job(j);
+      if (!j.holds()) {
+        best = j;
+        current = *next;
+        progress = true;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+/// Per output (rule, storage type, output): the worst relative errors seen.
+struct OutputRow {
+  std::size_t cases = 0, failures = 0;
+  double kernel_rel = 0, twin_rel = 0, ratio = 0;
+};
+
+std::string number(double x) { return fmt::format("{:.3g}", x); }
+
+int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
+  const gpu::DeviceInfo device = gpu::query_device();
+  fmt::print("GPU: {}\n", device.description);
+  nlohmann::json doc = {{"tool", "ruleproof gpu-check"},       {"command", command},
+                        {"gpu", device.description},           {"seed", opt.seed},
+                        {"random_cases_per_check", opt.cases}, {"twin_factor", twin_factor}};
+  const std::filesystem::path json_path(opt.out);
+  std::filesystem::path md_path = json_path;
+  md_path.replace_extension(".md");
+  if (!device.available) {
+    fmt::print("GPU checks skipped: no Hopper GPU ({})\n", device.description);
+    doc["holds"] = nullptr;
+    doc["skipped"] = "no Hopper GPU: " + device.description;
+    reports::write_file_atomically(json_path, doc.dump(2) + '\n');
+    reports::write_file_atomically(md_path, "# ruleproof gpu-check\n\nCommand: `" + command +
+                                                "`\n\nSkipped: no Hopper GPU (" +
+                                                device.description + ").\n");
+    fmt::print(stderr, "ruleproof gpu-check: wrote {} and {}\n", json_path.string(),
+               md_path.string());
+    return opt.require_gpu ? check_failed : ok;
+  }
+
+  std::vector<Job> jobs;
+  for (const std::string &rule : opt.rules)
+    for (const std::string &dt : opt.dtypes) {
+      const GateKind gate = rule == "gla" ? GateKind::key : GateKind::scalar;
+      const gpu::DType t = dt == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
+      for (Job &j : fixed_jobs(gate, t))
+        jobs.push_back(std::move(j));
+      for (Kind k : kinds)
+        for (std::size_t i = 0; i < opt.cases; ++i) {
+          const std::uint64_t s = mix(opt.seed ^ mix(hash_of(rule + dt + name_of(k)) + i));
+          jobs.push_back(
+              {k, gen::case_for(gate, t, need_of(k))(rc::Random(s), 100).value(), true, s, {}, {}});
+        }
+    }
+  fmt::print("ruleproof gpu-check: {} checks ({} random a check, rule and type), seed {}, "
+             "{} thread(s), twin factor {}\n",
+             jobs.size(), opt.cases, opt.seed, opt.threads, twin_factor);
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex print_lock;
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < std::min<std::size_t>(opt.threads, jobs.size()); ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < jobs.size();) {
+        run_job(jobs[i]);
+        const std::size_t n = ++done;
+        if (!jobs[i].holds()) {
+          std::lock_guard<std::mutex> lock(print_lock);
+          fmt::print("  [{}/{}] FAILS: {} {}\n", n, jobs.size(), name_of(jobs[i].kind),
+                     jobs[i].c.describe());
+        }
+      }
+    });
+  for (std::thread &t : pool)
+    t.join();
+
+  // Shrink the first failing random case of each check kind, rule and type, in parallel.
+  std::map<std::string, Job> shrunk;
+  for (const Job &j : jobs)
+    if (!j.holds() && j.random) {
+      const std::string key =
+          name_of(j.kind) + " " + rule_name(j.c.gate) + " " + gpu::dtype_name(j.c.storage);
+      if (!shrunk.count(key))
+        shrunk.emplace(key, j);
+    }
+  if (!shrunk.empty() && opt.shrink > 0) {
+    fmt::print("  shrinking {} failing case(s), at most {} checks each ...\n", shrunk.size(),
+               opt.shrink);
+    std::vector<Job *> to_shrink;
+    for (auto &entry : shrunk)
+      to_shrink.push_back(&entry.second);
+    std::atomic<std::size_t> next_shrink{0};
+    std::vector<std::thread> shrinkers;
+    for (unsigned w = 0; w < std::min<std::size_t>(opt.threads, to_shrink.size()); ++w)
+      shrinkers.emplace_back([&] {
+        for (std::size_t i; (i = next_shrink++) < to_shrink.size();)
+          *to_shrink[i] = shrink(*to_shrink[i], opt.shrink);
+      });
+    for (std::thread &t : shrinkers)
+      t.join();
+  }
+
+  std::map<std::string, OutputRow> outputs; // "rule type output"
+  std::map<std::string, OutputRow> checks;  // "rule type check"
+  nlohmann::json failures = nlohmann::json::array();
+  bool all_hold = true;
+  for (const Job &j : jobs) {
+    const std::string prefix = rule_name(j.c.gate) + " " + gpu::dtype_name(j.c.storage) + " ";
+    OutputRow &row = checks[prefix + name_of(j.kind)];
+    ++row.cases;
+    if (!j.holds()) {
+      ++row.failures;
+      all_hold = false;
+      failures.push_back({{"check", name_of(j.kind)},
+                          {"case", j.c.describe()},
+                          {"error", j.error},
+                          {"result", j.error.empty() ? j.result.summary() : std::string()}});
+    }
+    for (const Verdict &v : j.result.verdicts) {
+      OutputRow &o = outputs[prefix + v.output];
+      ++o.cases;
+      o.failures += v.holds() ? 0 : 1;
+      if (v.truth_max > 0) {
+        o.kernel_rel = std::max(o.kernel_rel, v.finite ? v.kernel_error / v.truth_max : INFINITY);
+        o.twin_rel = std::max(o.twin_rel, v.twin_error / v.truth_max);
+      }
+      o.ratio = std::max(o.ratio, v.ratio());
+    }
+  }
+  nlohmann::json shrunk_json = nlohmann::json::array();
+  for (const auto &[key, j] : shrunk)
+    shrunk_json.push_back({{"check", key},
+                           {"smallest_case", j.c.describe()},
+                           {"result", j.error.empty() ? j.result.summary() : j.error}});
+
+  std::ostringstream md;
+  md << "# ruleproof gpu-check\n\nCommand: `" << command << "`\n\nGPU: " << device.description
+     << "\n\nEvery output judged against the float128 truth on the same stored input: it holds "
+        "when finite (outputs are poisoned with NaN first) and its max error is at most "
+     << twin_factor
+     << " x max(twin error, one rounding of the largest entry to the output's type). "
+        "Errors below are max |x - truth| / max |truth| over the cases.\n\n"
+     << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
+        "error / allowed |\n|---|---|---|---|---|---|---|---|\n";
+  nlohmann::json outputs_json = nlohmann::json::array();
+  for (const auto &[key, o] : outputs) {
+    std::istringstream parts(key);
+    std::string rule, type, output;
+    parts >> rule >> type >> output;
+    md << "| " << rule << " | " << type << " | " << output << " | " << o.cases << " | "
+       << o.failures << " | " << number(o.kernel_rel) << " | " << number(o.twin_rel) << " | "
+       << number(o.ratio) << " |\n";
+    outputs_json.push_back(
+        {{"rule", rule},
+         {"type", type},
+         {"output", output},
+         {"judged", o.cases},
+         {"failures", o.failures},
+         {"kernel_relative_error", o.kernel_rel},
+         {"twin_relative_error", o.twin_rel},
+         {"worst_error_over_allowed",
+          std::isinf(o.ratio) ? nlohmann::json("inf") : nlohmann::json(o.ratio)}});
+  }
+  md << "\n| rule | type | check | cases | fail |\n|---|---|---|---|---|\n";
+  nlohmann::json checks_json = nlohmann::json::array();
+  fmt::print("\n{:<12} {:<5} {:<10} {:>6} {:>5}\n", "rule", "type", "check", "cases", "fail");
+  for (const auto &[key, row] : checks) {
+    std::istringstream parts(key);
+    std::string rule, type, check;
+    parts >> rule >> type >> check;
+    md << "| " << rule << " | " << type << " | " << check << " | " << row.cases << " | "
+       << row.failures << " |\n";
+    fmt::print("{:<12} {:<5} {:<10} {:>6} {:>5}\n", rule, type, check, row.cases, row.failures);
+    checks_json.push_back({{"rule", rule},
+                           {"type", type},
+                           {"check", check},
+                           {"cases", row.cases},
+                           {"failures", row.failures},
+                           {"holds", row.failures == 0}});
+  }
+  fmt::print("\n{:<12} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", "rule", "type", "output",
+             "judged", "fail", "kernel_rel", "twin_rel", "ratio");
+  for (const auto &[key, o] : outputs) {
+    std::istringstream parts(key);
+    std::string rule, type, output;
+    parts >> rule >> type >> output;
+    fmt::print("{:<12} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", rule, type, output, o.cases,
+               o.failures, number(o.kernel_rel), number(o.twin_rel), number(o.ratio));
+  }
+  if (!failures.empty()) {
+    md << "\n## Failures\n\n";
+    for (const auto &f : failures)
+      md << "- " << f["check"].get<std::string>() << " on `" << f["case"].get<std::string>()
+         << "`: " << (f["error"].get<std::string>().empty() ? "" : f["error"].get<std::string>())
+         << "\n\n```\n"
+         << f["result"].get<std::string>() << "```\n";
+    for (const auto &s : shrunk_json)
+      md << "- smallest failing case found for " << s["check"].get<std::string>() << ": `"
+         << s["smallest_case"].get<std::string>() << "`\n";
+  }
+  doc["holds"] = all_hold;
+  doc["checks"] = checks_json;
+  doc["outputs"] = outputs_json;
+  doc["failures"] = failures;
+  doc["shrunk"] = shrunk_json;
+  reports::write_file_atomically(json_path, doc.dump(2) + '\n');
+  reports::write_file_atomically(md_path, md.str());
+  fmt::print(stderr, "ruleproof gpu-check: wrote {} and {}\n", json_path.string(),
+             md_path.string());
+  fmt::print("{}\n", all_hold ? "every GPU check holds" : "a GPU check FAILS");
+  return all_hold ? ok : check_failed;
+}
+
+} // namespace
+
+void add_gpu_check_command(CLI::App &app, int &status) {
+  auto opt = std::make_shared<GpuCheckOptions>();
+  CLI::App *sub = app.add_subcommand(
+      "gpu-check", "check the GPU kernels against the truth and their emulated twin (exit 0: all "
+                   "hold; no GPU: skipped, exit 0 unless --require-gpu)");
+  sub->add_option("--rule", opt->rules, "rule (repeatable): simple_gla, gla")
+      ->check(CLI::IsMember({"simple_gla", "gla"}))
+      ->capture_default_str();
+  sub->add_option("--dtype", opt->dtypes, "input type (repeatable): bf16, fp16")
+      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->capture_default_str();
+  sub->add_option("--cases", opt->cases, "random cases per check, rule and type")
+      ->capture_default_str();
+  sub->add_option("--seed", opt->seed, "seed of the random cases; the same seed replays them")
+      ->capture_default_str();
+  sub->add_option("--out", opt->out, "JSON report path (the Markdown report goes beside it)")
+      ->capture_default_str();
+  sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
+      ->capture_default_str();
+  sub->add_flag("--require-gpu", opt->require_gpu, "exit 1 when no Hopper GPU is found");
+  sub->callback([opt, &status] {
+    std::string command = "ruleproof gpu-check";
+    for (const std::string &r : opt->rules)
+      command += " --rule " + r;
+    for (const std::string &d : opt->dtypes)
+      command += " --dtype " + d;
+    command += " --cases " + std::to_string(opt->cases) + " --seed " + std::to_string(opt->seed) +
+               " --threads " + std::to_string(opt->threads) + " --shrink " +
+               std::to_string(opt->shrink) + " --out " + opt->out;
+    if (opt->require_gpu)
+      command += " --require-gpu";
+    status = run_gpu_check(*opt, command);
+  });
+}
+
+} // namespace ruleproof::cli
