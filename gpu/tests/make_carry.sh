@@ -12,7 +12,7 @@ cp "$BUILD/cli/ruleproof" "$BUILD/gpu/tests/gpu_kernel_tests" "$BUILD/gpu/tests/
 strip "$CARRY"/bin/*
 for b in "$CARRY"/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'
-done | sort -u | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$CARRY/lib/"; done
 du -sh "$CARRY"/bin "$CARRY"/lib
 ls "$CARRY/lib"
