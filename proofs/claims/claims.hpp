@@ -9,6 +9,7 @@ namespace ruleproof::proofs::notes {
 
 std::vector<Claim> seed_002_claims();
 std::vector<Claim> seed_003_claims();
+std::vector<Claim> seed_004_claims();
 
 /// Every claim of the five notes, in the notes' order.
 std::vector<Claim> all_claims();
