@@ -317,6 +317,32 @@ std::vector<Claim> forward_claims() {
            })});
     out.push_back(c);
   }
+  out.push_back(claim(
+      "003.fwd.steps1to5.chained", fwd_src("Steps 1-5"),
+      R"(Corresponding code: fla.ops.common.chunk_o -> chunk_fwd_o)",
+      "steps 1-5 chained from the initial state, each as corrected (Diag(exp gamma) arrows, "
+      "exp(gamma^C) in step 4, Q the scaled queries): every O_[t] and the final state equal "
+      "the recurrence's",
+      check_of([](auto &d) {
+        SCALAR;
+        using std::exp;
+        const Gdn<S> g = draw_gdn(d, false);
+        const Truth<S> t(g, false);
+        Mat<S> state = g.x.h0, o(g.x.q.rows(), g.x.v.cols());
+        for (const auto &ch : g.chunks) {
+          const Chunk<S> c = chunk_of(g, ch);
+          const Mat<S> E = Dg(c.gamma, true), Ei = Dg(c.gamma, true, -1);
+          const Mat<S> A = inverse<S>(Mat<S>::Identity(c.n, c.n) + note_A0(c, true));
+          const Mat<S> U = A * Db(c.beta) * c.v, W = A * E * Db(c.beta) * c.k;
+          const Mat<S> v_new = U - W * state;
+          const Mat<S> q = g.scale * c.q;
+          o.middleRows(c.s, c.n) =
+              E * q * state +
+              Mat<S>((E * q) * (Ei * c.k).transpose()).cwiseProduct(causal_mask<S>(c.n)) * v_new;
+          state = S(exp(c.gammaC())) * state + c.k.transpose() * (Dto_end(c) * v_new);
+        }
+        return sides_of<S>({o, state}, {t.o, t.end_states.back()});
+      })));
   return out;
 }
 
