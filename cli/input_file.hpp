@@ -2,8 +2,9 @@
 //
 // The file is one JSON object. Tensors are {"shape": [...], "data": [...]} (row-major,
 // data as numbers or the strings "nan", "inf", "-inf"), named as flash-linear-attention
-// names its arguments: q, k, v, g, beta, initial_state, and for a backward pass the
-// upstream gradients do, dht. "options" may hold scale, chunk_size, cu_seqlens.
+// names its arguments: q, k, v, g, beta, initial_state, the low-rank pair a, b (dplr, iplr),
+// and for a backward pass the upstream gradients do, dht. "options" may hold scale, chunk_size,
+// cu_seqlens.
 #pragma once
 
 #include <cmath>
@@ -112,7 +113,8 @@ template <Scalar S> InputFile<S> read_input_file(const std::filesystem::path &pa
   InputFile<S> r;
   r.in = {detail::tensor_of<S>(file, "q"),    detail::tensor_of<S>(file, "k"),
           detail::tensor_of<S>(file, "v"),    detail::tensor_of<S>(file, "g"),
-          detail::tensor_of<S>(file, "beta"), detail::tensor_of<S>(file, "initial_state")};
+          detail::tensor_of<S>(file, "beta"), detail::tensor_of<S>(file, "initial_state"),
+          detail::tensor_of<S>(file, "a"),    detail::tensor_of<S>(file, "b")};
   r.ct = {detail::tensor_of<S>(file, "do"), detail::tensor_of<S>(file, "dht")};
   r.opts = detail::options_of(file);
   return r;

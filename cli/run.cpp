@@ -21,6 +21,11 @@ struct RunArgs {
 
 template <class Rule, Scalar S> nlohmann::json run_rule(const RunArgs &args) {
   const InputFile<S> file = read_input_file<S>(args.input);
+  if (Rule::signature().has_ab)
+    for (const auto &[name, x] : {std::pair{"a", &file.in.a}, std::pair{"b", &file.in.b}})
+      if (x->empty())
+        throw InputError(name, "missing from " + args.input + " (" + Rule::name() +
+                                   " takes the low-rank pair a, b, [B, T, H, K] each)");
   nlohmann::json result = {
       {"rule", Rule::name()}, {"form", args.form}, {"scalar", scalar_traits<S>::name()}};
   if (args.backward) {
@@ -89,7 +94,7 @@ void add_run_command(CLI::App &app, int &status) {
       ->check(CLI::IsMember({"double", "float128"}))
       ->capture_default_str();
   cmd->add_option("--input", args->input,
-                  "JSON file: q, k, v, g, beta, initial_state, do, dht as "
+                  "JSON file: q, k, v, g, beta, initial_state, a, b, do, dht as "
                   "{\"shape\": [...], \"data\": [...]}, and \"options\"")
       ->required();
   cmd->add_option("--out", args->out, "Write the result here (default: standard output)");

@@ -7,11 +7,15 @@
 #include <tuple>
 
 #include "delta_rule/delta_rule.hpp"
+#include "dplr/dplr.hpp"
 #include "gated_delta_rule/gated_delta_rule.hpp"
+#include "gated_oja/gated_oja.hpp"
 #include "gla/gla.hpp"
+#include "iplr/iplr.hpp"
 #include "kda/kda.hpp"
 #include "linear_attn/linear_attn.hpp"
 #include "simple_gla/simple_gla.hpp"
+#include "softmax_attn/softmax_attn.hpp"
 
 namespace ruleproof::rules {
 
@@ -21,6 +25,15 @@ struct InputDomain {
   /// k rows drawn with ||k||_2 <= 1, so that I - beta k k^T (beta in the signature's
   /// (beta_low, beta_high]) is a contraction and the delta rules' states stay bounded
   bool normalised_keys = false;
+  /// v rows drawn with ||v||_2 <= 1, so that I - beta v v^T (gated_oja, beta in (0, 1]) is a
+  /// contraction
+  bool normalised_values = false;
+  /// keeps no state (softmax attention): no initial state is drawn and no final state comes
+  /// back, so nothing is carried from one call to the next
+  bool stateless = false;
+  /// the signature's gate may also be left out (softmax attention's gate bias): half the
+  /// drawn cases have none
+  bool optional_gate = false;
 };
 
 /// \brief How the error of two forms of a rule computed in the same precision is bounded
@@ -33,6 +46,14 @@ enum class BoundFamily {
   /// Contractions I - beta k k^T (times a decay) on normalised keys: ||S_t|| <= ||S_0|| +
   /// sum beta ||k|| ||v||, errors amplified by cond(I + A0) of the chunkwise solves.
   contraction,
+  /// A low-rank term of either sign beside the decay (dplr, iplr: A_t - a_t d_t^T; gated_oja:
+  /// A_t (I - beta_t v_t v_t^T)): errors against the MAJORANT, the rule's recurrence with every
+  /// term made nonnegative, amplified by cond_inf of the chunk's triangular system
+  /// (property_tests/checks/lowrank_bounds.hpp).
+  low_rank,
+  /// No state (softmax attention): the score's absolute error turned into the probabilities'
+  /// relative error (property_tests/checks/softmax_bounds.hpp).
+  softmax,
 };
 
 /// A rule's BoundFamily: its static member `bound_family`, else nonnegative_transition.
@@ -170,13 +191,116 @@ struct Kda {
   }
 };
 
+/// dplr in one of its three parameterisations (reference/dplr/recurrent.hpp): per-key gate,
+/// the low-rank pair a, b with rows of norm <= 1; named dplr (seed 001's), dplr_fla
+/// (flash-linear-attention's) and dplr_no_gate (seed 001's "DPLR without explicit gating").
+template <dplr::Parameterisation P> struct Dplr {
+  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
+  static constexpr dplr::Parameterisation param = P;
+  static std::string name() {
+    return P == dplr::Parameterisation::seed ? std::string("dplr") : "dplr_" + dplr::name_of(P);
+  }
+  static Signature signature() { return dplr::signature; }
+  static InputDomain domain() { return {}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return dplr::recurrent(in, o, dplr::Variant{P});
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return dplr::parallel(in, o, dplr::Variant{P});
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return dplr::chunk(in, o, dplr::Variant{P});
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return dplr::chunk_backward(in, ct, o, dplr::Variant{P});
+  }
+};
+
+/// iplr: no gate, the low-rank pair a, b with rows of norm <= 1.
+struct Iplr {
+  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
+  static std::string name() { return "iplr"; }
+  static Signature signature() { return iplr::signature; }
+  static InputDomain domain() { return {}; }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return iplr::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return iplr::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return iplr::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return iplr::chunk_backward(in, ct, o);
+  }
+};
+
+/// gated_oja: per-value gate, beta in (0, 1]; values normalised.
+struct GatedOja {
+  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
+  static std::string name() { return "gated_oja"; }
+  static Signature signature() { return gated_oja::signature; }
+  static InputDomain domain() {
+    InputDomain d;
+    d.normalised_values = true;
+    return d;
+  }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return gated_oja::recurrent(in, o);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return gated_oja::parallel(in, o);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return gated_oja::chunk(in, o);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return gated_oja::chunk_backward(in, ct, o);
+  }
+};
+
+/// softmax_attn: causal softmax attention with its optional scalar log-gate as a bias
+/// G_i - G_j (softmax_attn::signature_of: a call may leave g out), no position encoding, no
+/// state.
+struct SoftmaxAttn {
+  static constexpr BoundFamily bound_family = BoundFamily::softmax;
+  static constexpr softmax_attn::Encoding encoding{};
+  static std::string name() { return "softmax_attn"; }
+  static Signature signature() { return {GateKind::scalar}; }
+  static InputDomain domain() {
+    InputDomain d;
+    d.stateless = true;
+    d.optional_gate = true;
+    return d;
+  }
+  template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
+    return softmax_attn::recurrent(in, o, encoding);
+  }
+  template <class S> static Output<S> parallel(const Inputs<S> &in, const Options &o) {
+    return softmax_attn::parallel(in, o, encoding);
+  }
+  template <class S> static Output<S> chunk(const Inputs<S> &in, const Options &o) {
+    return softmax_attn::chunk(in, o, encoding);
+  }
+  template <class S>
+  static Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &o) {
+    return softmax_attn::chunk_backward(in, ct, o, encoding);
+  }
+};
+
 using FeatureMap = linear_attn::FeatureMap;
 
 /// Every rule `ruleproof verify` and the property suite walk, in table order.
 using All =
     std::tuple<LinearAttn<false, FeatureMap::identity>, LinearAttn<true, FeatureMap::identity>,
                LinearAttn<true, FeatureMap::elu_plus_one>, LinearAttn<true, FeatureMap::relu>,
-               SimpleGla, Gla, DeltaRule, GatedDeltaRule, Kda>;
+               SimpleGla, Gla, DeltaRule, GatedDeltaRule, Kda, Dplr<dplr::Parameterisation::seed>,
+               Dplr<dplr::Parameterisation::fla>, Dplr<dplr::Parameterisation::no_gate>, Iplr,
+               GatedOja, SoftmaxAttn>;
 
 /// Calls fn(Rule{}) for every rule of All.
 template <class Fn> void for_each_rule(Fn fn) {

@@ -75,8 +75,10 @@ struct RuleInfo {
   double beta_low = 0, beta_high = 1;    ///< beta in (beta_low, beta_high]
   bool beta_high_open = false;           ///< beta in (beta_low, beta_high) instead
   bool normalised_keys = false;          ///< k rows with ||k||_2 <= 1
-  bool has_ab = false; ///< DPLR / IPLR low-rank pair: not generated yet, so such a rule's
-                       ///< checks fail (InputError) until generators.hpp draws a and b
+  bool normalised_values = false;        ///< v rows with ||v||_2 <= 1 (gated_oja)
+  bool has_ab = false;                   ///< DPLR / IPLR low-rank pair a, b: rows ||.||_2 <= 1
+  bool stateless = false;                ///< no state (softmax attention): no h0, no final state
+  bool optional_gate = false;            ///< the gate may be left out: half the cases have none
   // sympow (symmetric power attention, seed 004) rows of `ruleproof verify`:
   int power = 0;          ///< p; 0 for every rule of rules::All
   bool normalise = false; ///< Y = S phi(Q') / (Z phi(Q')) (even p)
@@ -84,16 +86,19 @@ struct RuleInfo {
 };
 
 /// Whether property p says anything about rule r, and why not when it does not: a property
-/// about gates on a rule without one. Every other pair of a rule of rules::All is checked.
-/// sympow's rows state two properties so far: its three forms agree, and its gradients
-/// (varlen and causality are not stated for it yet; halves would need the rotation angle
-/// carried beside the state).
+/// about gates on a rule without one, or about a carried state on a rule that keeps none.
+/// Every other pair of a rule of rules::All is checked. sympow's rows state two properties
+/// so far: its three forms agree, and its gradients (varlen and causality are not stated for
+/// it yet; halves would need the rotation angle carried beside the state).
 inline std::string not_applicable(Property p, const RuleInfo &r) {
   const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates;
   if (r.power > 0 && p != Property::forms_agree && p != Property::gradients)
     return "sympow rows state only forms agree and gradients yet";
   if (extreme && r.gate == GateKind::none)
     return "no gate";
+  if (p == Property::halves && r.stateless)
+    return "no state: softmax attention keeps every key, so no state carries one half into the "
+           "other";
   return "";
 }
 inline bool applies(Property p, const RuleInfo &r) { return not_applicable(p, r).empty(); }
@@ -111,9 +116,12 @@ struct Case {
   std::vector<double> q, k, v, g, h0; ///< h0: [N, H, K, state_columns] when has_h0
   bool has_beta = false;              ///< the rule takes beta (the delta rules, sympow's rates)
   std::vector<double> beta;           ///< [B, T, H] when has_beta
+  bool has_ab = false;                ///< the rule takes the low-rank pair (dplr, iplr)
+  std::vector<double> a, b;           ///< [B, T, H, K] each when has_ab
   std::vector<double> d_o, d_ht;      ///< cotangents (gradient cases); d_ht may be empty
   std::vector<double> q_late, k_late, v_late, g_late; ///< causality: values for t >= P
   std::vector<double> beta_late;                      ///< causality, the delta rules
+  std::vector<double> a_late, b_late;                 ///< causality, dplr and iplr
   int power = 0;                                      ///< sympow: p (0: a rule of rules::All)
   bool normalise = false;                             ///< sympow: normalised
   double rotary_base = 0; ///< sympow: N of the rotary rates (0: no rotation)
@@ -152,6 +160,8 @@ inline std::string describe(const Case &c) {
   detail::show_values(os, "v", c.v);
   detail::show_values(os, "g", c.g);
   detail::show_values(os, "beta", c.beta);
+  detail::show_values(os, "a", c.a);
+  detail::show_values(os, "b", c.b);
   detail::show_values(os, "h0", c.h0);
   detail::show_values(os, "do", c.d_o);
   detail::show_values(os, "dht", c.d_ht);
@@ -160,6 +170,8 @@ inline std::string describe(const Case &c) {
   detail::show_values(os, "v(t>=P)", c.v_late);
   detail::show_values(os, "g(t>=P)", c.g_late);
   detail::show_values(os, "beta(t>=P)", c.beta_late);
+  detail::show_values(os, "a(t>=P)", c.a_late);
+  detail::show_values(os, "b(t>=P)", c.b_late);
   return os.str();
 }
 

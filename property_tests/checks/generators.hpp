@@ -91,32 +91,57 @@ inline std::vector<double> betas(const RuleInfo &r, std::size_t n, bool interior
                  }));
 }
 
+/// x scaled to |x_i| <= 1/D, so that every row of D entries has ||x||_2 <= 1/sqrt(D) <= 1.
+inline std::vector<double> in_unit_ball(std::vector<double> x, std::size_t D) {
+  for (double &e : x)
+    e /= static_cast<double>(D);
+  return x;
+}
+
 /// k for this rule: features, scaled to |k_i| <= 1/K (so ||k||_2 <= 1) for normalised keys.
 inline std::vector<double> keys(const RuleInfo &r, std::size_t K, std::size_t n) {
   std::vector<double> k = features(r, K, n);
-  if (r.normalised_keys)
-    for (double &x : k)
-      x /= static_cast<double>(K);
-  return k;
+  return r.normalised_keys ? in_unit_ball(std::move(k), K) : k;
 }
 
-/// Draws q, k, v, g (extreme or ordinary), beta and the initial state once the shape is set.
+/// v for this rule: m/8, scaled to |v_j| <= 1/V (so ||v||_2 <= 1) for normalised values
+/// (gated_oja: then I - beta v v^T with beta in (0, 1] is a contraction).
+inline std::vector<double> values_of(const RuleInfo &r, std::size_t V, std::size_t n) {
+  std::vector<double> v = *values(n, signed_value());
+  return r.normalised_values ? in_unit_ball(std::move(v), V) : v;
+}
+
+/// One of the low-rank pair a, b (dplr, iplr): m/8 scaled to rows of norm <= 1, so that
+/// a_t^T b_t is in [-1, 1] and every step's transition has norm at most 2.
+inline std::vector<double> low_rank_rows(std::size_t K, std::size_t n) {
+  return in_unit_ball(*values(n, signed_value()), K);
+}
+
+/// Draws q, k, v, g (extreme or ordinary), beta, the initial state and the low-rank pair
+/// once the shape is set. A rule whose gate is optional has none in half the ordinary cases.
 inline void draw_values(Case &c, const RuleInfo &r, bool extreme, bool interior_beta = false) {
   const std::size_t rows = c.B * c.T * c.H;
+  if (r.optional_gate && !extreme && *rc::gen::arbitrary<bool>())
+    c.gate = GateKind::none;
   c.q = features(r, c.K, rows * c.K);
   c.k = keys(r, c.K, rows * c.K);
-  c.v = *values(rows * c.V, signed_value());
+  c.v = values_of(r, c.V, rows * c.V);
   c.g = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
   c.has_beta = r.has_beta;
   if (r.has_beta)
     c.beta = betas(r, rows, interior_beta);
-  c.has_h0 = *rc::gen::arbitrary<bool>();
+  c.has_h0 = !r.stateless && *rc::gen::arbitrary<bool>();
   if (c.has_h0) {
     const std::size_t n = c.sequences() * c.H * c.K * c.state_columns;
     c.h0 = *values(n, signed_value());
     if (c.state_columns > c.V) // z, the running sum of phi(k), starts positive
       for (std::size_t i = c.state_columns - 1; i < n; i += c.state_columns)
         c.h0[i] = std::abs(c.h0[i]) + 0.125;
+  }
+  c.has_ab = r.has_ab;
+  if (r.has_ab) {
+    c.a = low_rank_rows(c.K, rows * c.K);
+    c.b = low_rank_rows(c.K, rows * c.K);
   }
 }
 
@@ -246,10 +271,14 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
       const std::size_t rows = c.B * c.T * c.H;
       c.q_late = features(r, c.K, rows * c.K);
       c.k_late = keys(r, c.K, rows * c.K);
-      c.v_late = *values(rows * c.V, signed_value());
+      c.v_late = values_of(r, c.V, rows * c.V);
       c.g_late = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
       if (r.has_beta)
         c.beta_late = betas(r, rows, false);
+      if (r.has_ab) {
+        c.a_late = low_rank_rows(c.K, rows * c.K);
+        c.b_late = low_rank_rows(c.K, rows * c.K);
+      }
       break;
     }
     case Property::gradients: {
@@ -258,7 +287,7 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
       c.C = *size_in(1, c.T + 2);
       draw_values(c, r, false, true);
       c.d_o = *values(c.B * c.T * c.H * c.V, signed_value());
-      if (*rc::gen::arbitrary<bool>())
+      if (!r.stateless && *rc::gen::arbitrary<bool>())
         c.d_ht = *values(c.sequences() * c.H * c.K * c.state_columns, signed_value());
       break;
     }

@@ -43,20 +43,28 @@
 // The delta-rule family (rules::BoundFamily::contraction): the transition I - beta k k^T
 // has entries of both signs, so the magnitude argument above does not hold; its bounds,
 // from the contraction ||S_t|| <= ||S_0|| + sum beta ||k|| ||v|| and cond(I + A0) of the
-// chunkwise solves, are derived in delta_bounds.hpp. forward_bound and gradient_bound below
-// pick the family from the rule.
+// chunkwise solves, are derived in delta_bounds.hpp. The low-rank rules (dplr, iplr,
+// gated_oja; BoundFamily::low_rank): a majorant recurrence with every term made nonnegative
+// and cond_inf of the chunk's triangular system, derived in lowrank_bounds.hpp. Softmax
+// attention (BoundFamily::softmax): the scores' absolute error turned into the
+// probabilities' relative error, derived in softmax_bounds.hpp. forward_bound and
+// gradient_bound below pick the family from the rule.
 #pragma once
 
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "case.hpp"
 #include "delta_bounds.hpp"
+#include "lowrank_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/rules.hpp"
+#include "rounding.hpp"
+#include "softmax_bounds.hpp"
 
 namespace ruleproof::checks {
 
@@ -73,8 +81,10 @@ template <class Rule> RuleInfo info_of() {
   r.beta_high_open = sig.beta_high_open;
   if constexpr (requires { Rule::domain().normalised_keys; })
     r.normalised_keys = Rule::domain().normalised_keys;
-  if constexpr (requires { sig.has_ab; })
-    r.has_ab = sig.has_ab;
+  r.has_ab = sig.has_ab;
+  r.normalised_values = Rule::domain().normalised_values;
+  r.stateless = Rule::domain().stateless;
+  r.optional_gate = Rule::domain().optional_gate;
   return r;
 }
 
@@ -110,6 +120,10 @@ template <class S> Inputs<S> inputs_of(const Case &c) {
     in.beta = tensor_of<S>({c.B, c.T, c.H}, c.beta);
   if (c.has_h0)
     in.h0 = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.h0);
+  if (c.has_ab) {
+    in.a = tensor_of<S>({c.B, c.T, c.H, c.K}, c.a);
+    in.b = tensor_of<S>({c.B, c.T, c.H, c.K}, c.b);
+  }
   return in;
 }
 
@@ -147,31 +161,11 @@ template <class Rule, class S> Inputs<S> magnitude_inputs(Inputs<S> in) {
 }
 
 /// Longest sequence of the call.
-inline std::size_t longest(const Case &c) {
-  if (c.cu_seqlens.empty())
-    return c.T;
-  std::int64_t L = 0;
-  for (std::size_t n = 1; n < c.cu_seqlens.size(); ++n)
-    L = std::max(L, c.cu_seqlens[n] - c.cu_seqlens[n - 1]);
-  return static_cast<std::size_t>(L);
-}
+inline std::size_t longest(const Case &c) { return longest_sequence(c.B, c.T, options_of(c)); }
 
-/// Gmax: the largest |sum of g| over one sequence, head and key.
+/// Gmax: the largest |sum of g| over one sequence, head and gate column.
 inline double largest_log_decay(const Case &c) {
-  if (c.gate == GateKind::none)
-    return 0;
-  Options o = options_of(c);
-  const std::size_t D = c.gate == GateKind::scalar ? 1 : (c.gate == GateKind::key ? c.K : c.V);
-  double worst = 0;
-  for (const Sequence &s : sequences_of(c.B, c.T, o))
-    for (std::size_t h = 0; h < c.H; ++h)
-      for (std::size_t d = 0; d < D; ++d) {
-        double sum = 0;
-        for (std::size_t t = s.begin; t < s.end; ++t)
-          sum += std::abs(c.g[((s.batch * c.T + t) * c.H + h) * D + d]);
-        worst = std::max(worst, sum);
-      }
-  return worst;
+  return checks::largest_log_decay(tensor_of<double>(gate_shape(c), c.g), options_of(c));
 }
 
 /// n, the depth of the longest chain of rounded operations of a forward form.
@@ -186,18 +180,10 @@ inline double backward_depth(const Case &c) {
   return 2 * forward_depth(c) + static_cast<double>(longest(c)) + 10;
 }
 
-/// gamma_n, refusing a bound that would be vacuous (n u >= 1/2).
-template <class S> S gamma(double n) {
-  const double nu = n * to_double(scalar_traits<S>::epsilon()) / 2;
-  if (!(nu < 0.5))
-    throw std::runtime_error("gamma_n: n u = " + std::to_string(nu) + " leaves no bound");
-  return gamma_n<S>(n);
-}
-
 /// factor * gamma_n * |M_i| + n * (smallest normal), element by element.
 template <class S> Tensor<S> bound_from(const Tensor<S> &M, double n, double factor) {
   using std::abs;
-  const S g = from_double<S>(factor) * gamma<S>(n);
+  const S g = from_double<S>(factor) * checked_gamma<S>(n);
   const S floor = from_double<S>(n) * std::numeric_limits<S>::min();
   Tensor<S> b(M.shape());
   for (std::size_t i = 0; i < M.size(); ++i)
@@ -251,8 +237,21 @@ void measure_output(Measure &m, const Output<S> &a, const Output<S> &b, const Ou
   measure(m, "final_state", a.final_state, b.final_state, bound.final_state);
 }
 
+template <class Rule> constexpr bool is_family(rules::BoundFamily f) {
+  return rules::bound_family_of<Rule>() == f;
+}
 template <class Rule> constexpr bool is_contraction() {
-  return rules::bound_family_of<Rule>() == rules::BoundFamily::contraction;
+  return is_family<Rule>(rules::BoundFamily::contraction);
+}
+
+/// A low-rank rule of the registry as lowrank_bounds.hpp names it.
+template <class Rule> lowrank::Rule lowrank_rule() {
+  if constexpr (std::is_same_v<Rule, rules::Iplr>)
+    return lowrank::Rule::iplr;
+  else if constexpr (std::is_same_v<Rule, rules::GatedOja>)
+    return lowrank::Rule::gated_oja;
+  else
+    return lowrank::rule_of(Rule::param);
 }
 
 /// The delta family's variant, as the rule's signature gives it.
@@ -279,6 +278,16 @@ Output<S> forward_bound(const Inputs<S> &in, const Options &opts, const Case &c,
     const S floor = from_double<S>(forward_depth(c)) * std::numeric_limits<S>::min();
     return {Tensor<S>(like.o.shape(), S(b.o + floor)),
             Tensor<S>(like.final_state.shape(), S(b.state + floor))};
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::low_rank)) {
+    // The parallel form is one chunk as long as the sequence: take the larger width (kappa
+    // covers every chunk size, the whole sequence bounding its sub-chunks).
+    Options o = opts;
+    o.chunk_size = std::max<std::size_t>({opts.chunk_size, longest(c), 1});
+    const lowrank::ForwardBound<S> b =
+        lowrank::forward_bound(lowrank::magnitudes(lowrank_rule<Rule>(), in, o));
+    return {Tensor<S>(like.o.shape(), b.o), Tensor<S>(like.final_state.shape(), b.state)};
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
+    return {softmax::forward_bound(in, opts, Rule::encoding).output, Tensor<S>()};
   } else {
     const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
     const double n = forward_depth(c);
@@ -432,6 +441,7 @@ template <class Rule, class S> Report check_causality(const Case &c) {
   Case late = c;
   late.q = c.q_late, late.k = c.k_late, late.v = c.v_late, late.g = c.g_late;
   late.beta = c.beta_late;
+  late.a = c.a_late, late.b = c.b_late;
   const Inputs<S> other = inputs_of<S>(late);
   Inputs<S> changed = in;
   put_time_slice(changed.q, time_slice(other.q, c.split, c.T), c.split);
@@ -439,6 +449,8 @@ template <class Rule, class S> Report check_causality(const Case &c) {
   put_time_slice(changed.v, time_slice(other.v, c.split, c.T), c.split);
   put_time_slice(changed.g, time_slice(other.g, c.split, c.T), c.split);
   put_time_slice(changed.beta, time_slice(other.beta, c.split, c.T), c.split);
+  put_time_slice(changed.a, time_slice(other.a, c.split, c.T), c.split);
+  put_time_slice(changed.b, time_slice(other.b, c.split, c.T), c.split);
   const Options opts = options_of(c);
   Report r;
   for_each_form<Rule, S>([&](const std::string &name, auto form) {
@@ -533,14 +545,6 @@ Grads<S> gradient_magnitude(const Inputs<S> &in, const Cotangents<S> &ct, const 
   return m;
 }
 
-/// \brief The bounds of the gradient check, element by element: `dual` on the exact (dual)
-/// gradient's own rounding, `analytic` on |chunk_backward - dual|, and `rounding`, the
-/// rounding of one loss evaluation, which finite differences divide by their step h.
-template <class S> struct GradientBound {
-  Grads<S> dual, analytic;
-  S rounding{0};
-};
-
 /// The gradient bounds of Rule's family (see the top of this file and delta_bounds.hpp).
 template <class Rule, class S>
 GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts,
@@ -557,6 +561,11 @@ GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, co
       b.analytic.*f.grad = b.dual.*f.grad;
     }
     b.rounding = db.rounding;
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::low_rank)) {
+    const lowrank::Rule r = lowrank_rule<Rule>();
+    b = lowrank::gradient_bound(r, in, ct, opts, lowrank::magnitudes(r, in, opts));
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
+    b = softmax::gradient_bound(in, ct, opts, Rule::encoding);
   } else {
     const Grads<S> mag = gradient_magnitude<Rule>(in, ct, opts);
     const double n = forward_depth(c), nb = backward_depth(c);
@@ -572,7 +581,8 @@ GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, co
     make_abs(cta.d_ht);
     const S loss_mag = loss(Rule::recurrent(magnitude_inputs<Rule>(in), opts), cta);
     b.rounding = from_double<S>(2) *
-                 gamma<S>(n + static_cast<double>(ct.d_o.size() + ct.d_ht.size())) * loss_mag;
+                 checked_gamma<S>(n + static_cast<double>(ct.d_o.size() + ct.d_ht.size())) *
+                 loss_mag;
   }
   return b;
 }

@@ -1,27 +1,19 @@
-// Properties of softmax attention (reference/softmax_attn), in float128, the truth.
-//
-// Tolerances, derived. Each score s_ij = q~_i^T k_j - m (i - j) + G_i - G_j is computed
-// with absolute error at most delta = gamma_{K + L + 4} sigma, sigma the largest sum of the
-// absolute values of its terms (|q~||k| summed over features, m |i - j|, and |G_i| + |G_j|
-// with G a cumulative sum of L gates). exp turns that into a relative error delta in each
-// weight, the normalisation into 2 delta + gamma_L in each probability, so a form's output
-// differs from the exact one by at most (2 delta + gamma_n) M_i with n = 2 L + V + 8 and
-// M_i = sum_j P_ij |v'_j|_max (rotations add gamma_4 relative). Two forms differ by twice
-// that. The analytic backward differs from the dual-number derivative by at most
-// 2 (2 delta + gamma_n') times the magnitude of each gradient's terms (below), n' = 2 n.
+// Properties of softmax attention (reference/softmax_attn), as templates over the scalar;
+// softmax_attn_tests_<scalar>.cpp states them in one scalar each. Tolerances: the one
+// derivation in checks/softmax_bounds.hpp (shared with the property checks of `ruleproof
+// verify`): the scores' absolute error turned into the probabilities' relative error.
+#pragma once
+
 #include <rapidcheck/catch.h>
 
 #include "checks/generators.hpp"
+#include "checks/softmax_bounds.hpp"
 
 #include "reference/core/compare.hpp"
-#include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/softmax_attn/softmax_attn.hpp"
 
-using namespace ruleproof;
-using S = float128;
-
-namespace {
+namespace ruleproof::softmax_tests {
 
 struct SoftmaxCase {
   std::size_t B, T, H, K, V, C;
@@ -31,7 +23,7 @@ struct SoftmaxCase {
   std::vector<double> q, k, v, g, d_o;
 };
 
-std::ostream &operator<<(std::ostream &os, const SoftmaxCase &c) {
+inline std::ostream &operator<<(std::ostream &os, const SoftmaxCase &c) {
   os << "B=" << c.B << " T=" << c.T << " H=" << c.H << " K=" << c.K << " V=" << c.V << " C=" << c.C
      << " alibi=" << c.enc.alibi_slope << " rope_qk=" << c.enc.rope_qk
      << " rope_vo=" << c.enc.rope_vo << " gated=" << c.gated << " cu_seqlens=[";
@@ -55,13 +47,13 @@ std::ostream &operator<<(std::ostream &os, const SoftmaxCase &c) {
 using checks::gen::size_in; // a size in [lo, hi], whatever the RapidCheck size
 
 /// m/8, m in [-8, 8]: exact in every scalar type.
-rc::Gen<std::vector<double>> values(std::size_t n, int lo = -8, int hi = 8) {
+inline rc::Gen<std::vector<double>> values(std::size_t n, int lo = -8, int hi = 8) {
   return rc::gen::container<std::vector<double>>(
       n, rc::gen::map(rc::gen::resize(100, rc::gen::inRange(lo, hi + 1)),
                       [](int m) { return m / 8.0; }));
 }
 
-rc::Gen<SoftmaxCase> cases(bool varlen) {
+inline rc::Gen<SoftmaxCase> cases(bool varlen) {
   return rc::gen::exec([varlen] {
     SoftmaxCase c;
     c.B = varlen ? 1 : *size_in(1, 2);
@@ -96,93 +88,55 @@ rc::Gen<SoftmaxCase> cases(bool varlen) {
   });
 }
 
-Tensor<S> tensor(const Shape &shape, const std::vector<double> &x) {
+template <Scalar S> Tensor<S> tensor(const Shape &shape, const std::vector<double> &x) {
   Tensor<S> t(shape);
   for (std::size_t i = 0; i < t.size(); ++i)
-    t[i] = S(x[i]);
+    t[i] = from_double<S>(x[i]);
   return t;
 }
 
-Inputs<S> inputs_of(const SoftmaxCase &c) {
+template <Scalar S> Inputs<S> inputs_of(const SoftmaxCase &c) {
   Inputs<S> in;
-  in.q = tensor({c.B, c.T, c.H, c.K}, c.q);
-  in.k = tensor({c.B, c.T, c.H, c.K}, c.k);
-  in.v = tensor({c.B, c.T, c.H, c.V}, c.v);
+  in.q = tensor<S>({c.B, c.T, c.H, c.K}, c.q);
+  in.k = tensor<S>({c.B, c.T, c.H, c.K}, c.k);
+  in.v = tensor<S>({c.B, c.T, c.H, c.V}, c.v);
   if (c.gated)
-    in.g = tensor({c.B, c.T, c.H}, c.g);
+    in.g = tensor<S>({c.B, c.T, c.H}, c.g);
   return in;
 }
 
-Options options_of(const SoftmaxCase &c) {
+inline Options options_of(const SoftmaxCase &c) {
   Options o;
   o.chunk_size = c.C;
   o.cu_seqlens = c.cu_seqlens;
   return o;
 }
 
-/// The score error delta and the per-element output bound of the comment at the top.
-struct Bounds {
-  S delta, gamma;      ///< the score's absolute error, the chain's relative error
-  Tensor<S> magnitude; ///< M_i = sum_j P_ij |v'_j|_max
-  Tensor<S> output;    ///< allowed |o_a - o_b|, element by element
-};
-
-Bounds bounds_of(const SoftmaxCase &c) {
-  using std::abs;
-  const Inputs<S> in = inputs_of(c);
-  const Options opts = options_of(c);
-  const S scale = scale_of<S>(opts, c.K);
-  Bounds b{S(0), gamma_n<S>(2.0 * c.T + c.V + 8), Tensor<S>({c.B, c.T, c.H, c.V}), {}};
-  S sigma(0);
-  for (const Sequence &seq : sequences_of(c.B, c.T, opts))
-    for (std::size_t h = 0; h < c.H; ++h) {
-      const Head<S> x = slice_head(in, seq, h, softmax_attn::signature_of(in));
-      const softmax_attn::Encoded<S> e = softmax_attn::encode(x, scale, c.enc);
-      const Mat<S> P = softmax_attn::probabilities(e, c.enc);
-      S G_max(0);
-      for (Eigen::Index i = 0; i < e.G.size(); ++i)
-        G_max = abs(e.G(i)) > G_max ? S(abs(e.G(i))) : G_max;
-      for (Eigen::Index i = 0; i < P.rows(); ++i)
-        for (Eigen::Index j = 0; j <= i; ++j) {
-          const S terms = e.q.row(i).cwiseAbs().dot(e.k.row(j).cwiseAbs()) +
-                          S(c.enc.alibi_slope) * S(static_cast<int>(i - j)) + S(2) * G_max;
-          sigma = terms > sigma ? terms : sigma;
-        }
-      const Mat<S> magnitude = P * e.v.cwiseAbs().rowwise().maxCoeff().replicate(1, c.V);
-      for (std::size_t t = 0; t < seq.length(); ++t)
-        for (std::size_t d = 0; d < c.V; ++d)
-          b.magnitude(seq.batch, seq.begin + t, h, d) = magnitude(t, d);
-    }
-  b.delta = gamma_n<S>(c.K + c.T + 4.0) * sigma;
-  const S relative = S(2) * (S(2) * b.delta + b.gamma + gamma_n<S>(4));
-  b.output = b.magnitude;
-  for (std::size_t i = 0; i < b.output.size(); ++i)
-    b.output[i] *= relative;
-  return b;
+/// The forward bound of a case (checks/softmax_bounds.hpp).
+template <Scalar S> checks::softmax::ForwardBound<S> bounds_of(const SoftmaxCase &c) {
+  return checks::softmax::forward_bound(inputs_of<S>(c), options_of(c), c.enc);
 }
 
-void log_seed() {
+inline void log_seed() {
   const auto seed = rc::detail::configuration().testParams.seed;
   RC_LOG() << "RapidCheck seed " << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
 }
 
-void expect_holds(const char *what, const Discrepancy &d) {
+inline void expect_holds(const char *what, const Discrepancy &d) {
   RC_LOG() << what << ": max |a - b| = " << d.max_abs_error << ", worst / bound "
            << d.worst_over_bound << " at element " << d.worst_index << " (" << d.value_a << " vs "
            << d.value_b << ")\n";
   RC_ASSERT(d.holds());
 }
 
-} // namespace
-
-TEST_CASE("softmax_recurrent_parallel_and_chunk_forms_agree_any_chunk_size") {
+template <Scalar S> void softmax_recurrent_parallel_and_chunk_forms_agree_any_chunk_size() {
   rc::prop("every encoding, every chunk size", [] {
     log_seed();
     const SoftmaxCase c = *cases(false);
     RC_LOG() << c << "\n";
-    const Inputs<S> in = inputs_of(c);
+    const Inputs<S> in = inputs_of<S>(c);
     const Options opts = options_of(c);
-    const Bounds b = bounds_of(c);
+    const checks::softmax::ForwardBound<S> b = bounds_of<S>(c);
     const auto bound = [&](std::size_t i) { return b.output[i]; };
     const Tensor<S> truth = softmax_attn::recurrent(in, opts, c.enc).o;
     expect_holds("parallel", compare(softmax_attn::parallel(in, opts, c.enc).o, truth, bound));
@@ -190,32 +144,32 @@ TEST_CASE("softmax_recurrent_parallel_and_chunk_forms_agree_any_chunk_size") {
   });
 }
 
-TEST_CASE("softmax_alibi_slope_m_equals_constant_gate_exp_minus_m") {
+template <Scalar S> void softmax_alibi_slope_m_equals_constant_gate_exp_minus_m() {
   rc::prop("ALiBi as scalar gating", [] {
     log_seed();
     SoftmaxCase c = *cases(false);
     c.gated = false;
     c.g.clear();
     RC_LOG() << c << "\n";
-    const Inputs<S> in = inputs_of(c);
+    const Inputs<S> in = inputs_of<S>(c);
     const Options opts = options_of(c);
     softmax_attn::Encoding no_alibi = c.enc;
     no_alibi.alibi_slope = 0;
     Inputs<S> gated = in;
     gated.g = Tensor<S>({c.B, c.T, c.H}, S(-c.enc.alibi_slope)); // b_ij = prod exp(-m)
-    const Bounds b = bounds_of(c);
+    const checks::softmax::ForwardBound<S> b = bounds_of<S>(c);
     expect_holds("alibi vs gate", compare(softmax_attn::parallel(gated, opts, no_alibi).o,
                                           softmax_attn::parallel(in, opts, c.enc).o,
                                           [&](std::size_t i) { return b.output[i]; }));
   });
 }
 
-TEST_CASE("softmax_varlen_equals_each_sequence_alone") {
+template <Scalar S> void softmax_varlen_equals_each_sequence_alone() {
   rc::prop("cu_seqlens, empty sequences included", [] {
     log_seed();
     const SoftmaxCase c = *cases(true);
     RC_LOG() << c << "\n";
-    const Inputs<S> in = inputs_of(c);
+    const Inputs<S> in = inputs_of<S>(c);
     const Tensor<S> packed = softmax_attn::chunk(in, options_of(c), c.enc).o;
     for (std::size_t n = 0; n + 1 < c.cu_seqlens.size(); ++n) {
       const std::size_t t0 = c.cu_seqlens[n], t1 = c.cu_seqlens[n + 1];
@@ -239,13 +193,13 @@ TEST_CASE("softmax_varlen_equals_each_sequence_alone") {
   });
 }
 
-TEST_CASE("softmax_later_inputs_leave_earlier_outputs_bitwise_unchanged") {
+template <Scalar S> void softmax_later_inputs_leave_earlier_outputs_bitwise_unchanged() {
   rc::prop("causality, every form", [] {
     log_seed();
     const SoftmaxCase c = *cases(false);
     const std::size_t P = *size_in(0, c.T);
     RC_LOG() << c << "\nP=" << P << "\n";
-    const Inputs<S> in = inputs_of(c);
+    const Inputs<S> in = inputs_of<S>(c);
     Inputs<S> changed = in;
     for (Tensor<S> *x : {&changed.q, &changed.k, &changed.v, &changed.g})
       for (std::size_t i = 0; i < x->size(); ++i) {
@@ -273,7 +227,7 @@ TEST_CASE("softmax_later_inputs_leave_earlier_outputs_bitwise_unchanged") {
   });
 }
 
-TEST_CASE("softmax_analytic_backward_equals_dual_numbers_equals_finite_differences") {
+template <Scalar S> void softmax_analytic_backward_equals_dual_numbers_equals_finite_differences() {
   rc::prop("dq, dk, dv, dg", [] {
     log_seed();
     SoftmaxCase c = *cases(false);
@@ -284,54 +238,34 @@ TEST_CASE("softmax_analytic_backward_equals_dual_numbers_equals_finite_differenc
     if (c.gated)
       c.g.resize(rows);
     RC_LOG() << c << "\n";
-    const Inputs<S> in = inputs_of(c);
+    const Inputs<S> in = inputs_of<S>(c);
     const Options opts = options_of(c);
     Cotangents<S> ct;
-    ct.d_o = tensor({c.B, c.T, c.H, c.V}, c.d_o);
+    ct.d_o = tensor<S>({c.B, c.T, c.H, c.V}, c.d_o);
     const auto forward = [&](const auto &x) { return softmax_attn::recurrent(x, opts, c.enc); };
     const Grads<S> analytic = softmax_attn::chunk_backward(in, ct, opts, c.enc);
     const Grads<S> exact = dual_grads(in, ct, forward);
     const FiniteDifference<S> fd = finite_difference_grads(in, ct, forward);
-    // The terms of each gradient, bounded: dv_j = sum_i P_ij du_i gives T |dO|; with
-    // |dP_ij| and |du_i . u_i| at most V |dO| A (A = max |v'|), |ds_ij| <= 2 V |dO| A P_ij,
-    // so dq gives 2 V |dO| A Km, dk gives T 2 V |dO| A Qm, dg (sums of ds over i >= l > j)
-    // gives T^2 2 V |dO| A. Their sum bounds every gradient's terms: T |dO| (1 + 2 V A
-    // (Qm + Km + T)). The error is that times the relative error of the chain.
-    using std::abs;
-    const Bounds b = bounds_of(c);
-    S dmax(0), A(0), Qm(0), Km(0);
-    const S scale = scale_of<S>(opts, c.K);
-    const auto grow = [](S &m, const S &x) { m = abs(x) > m ? S(abs(x)) : m; };
-    for (std::size_t i = 0; i < ct.d_o.size(); ++i)
-      grow(dmax, ct.d_o[i]);
-    for (std::size_t i = 0; i < in.v.size(); ++i)
-      grow(A, in.v[i]); // rotations keep each pair's norm: |v'| <= sqrt(2) max |v|
-    for (std::size_t i = 0; i < in.q.size(); ++i)
-      grow(Qm, S(scale * in.q[i])), grow(Km, in.k[i]);
-    A *= sqrt(S(2)), Qm *= sqrt(S(2)), Km *= sqrt(S(2));
-    const S T = S(static_cast<int>(c.T)), V = S(static_cast<int>(c.V));
-    const S terms = T * dmax * (S(1) + S(2) * V * A * (Qm + Km + T));
-    const S relative = S(2) * (S(2) * b.delta + gamma_n<S>(2 * (2.0 * c.T + c.V + 8)));
-    const S allowed = relative * terms;
-    // A loss evaluation rounds with error up to (2 delta + gamma_n) sum |dO| M; the central
-    // difference divides two of them by 2h (h as finite_difference_grads picks it).
-    S loss_magnitude(0);
-    for (std::size_t i = 0; i < ct.d_o.size(); ++i)
-      loss_magnitude += abs(ct.d_o[i]) * b.magnitude[i];
-    const S loss_rounding = (S(2) * b.delta + b.gamma) * loss_magnitude;
+    // The bounds: checks/softmax_bounds.hpp (analytic vs dual, the loss's rounding).
+    const checks::GradientBound<S> bound = checks::softmax::gradient_bound(in, ct, opts, c.enc);
     for (const auto &f : grad_fields<S>()) {
       if ((analytic.*f.grad).empty())
         continue;
       RC_LOG() << f.name << "\n";
-      expect_holds("analytic vs dual",
-                   compare(analytic.*f.grad, exact.*f.grad, [&](std::size_t) { return allowed; }));
+      const Tensor<S> &allowed = bound.analytic.*f.grad, &dual_allowed = bound.dual.*f.grad;
+      expect_holds("analytic vs dual", compare(analytic.*f.grad, exact.*f.grad,
+                                               [&](std::size_t i) { return allowed[i]; }));
       const Tensor<S> &err = fd.error.*f.grad, &x = in.*f.input;
       const auto fd_bound = [&](std::size_t i) {
+        using std::abs;
+        using std::cbrt;
         const S h = cbrt(scalar_traits<S>::epsilon()) * (abs(x[i]) > S(1) ? S(abs(x[i])) : S(1));
-        return S(err[i] + loss_rounding / h + allowed);
+        return S(err[i] + bound.rounding / h + dual_allowed[i]);
       };
       expect_holds("finite differences vs dual",
                    compare(fd.grads.*f.grad, exact.*f.grad, fd_bound));
     }
   });
 }
+
+} // namespace ruleproof::softmax_tests

@@ -1,0 +1,39 @@
+// ruleproof property tests: dplr (three parameterisations) and iplr, forward forms, in float128
+// (dplr_forward_tests.hpp states them; bounds from checks/lowrank_bounds.hpp).
+#include "dplr_forward_tests.hpp"
+#include "reference/core/float128.hpp"
+
+using namespace ruleproof::lowrank_tests;
+using S = ruleproof::float128;
+
+TEST_CASE("dplr_chunkwise_equals_recurrent_every_chunk_size/float128", "[lowrank][float128]") {
+  dplr_chunkwise_equals_recurrent_every_chunk_size<S>();
+}
+
+TEST_CASE("dplr_varlen_equals_separate_sequences_bitwise/float128", "[lowrank][float128]") {
+  dplr_varlen_equals_separate_sequences_bitwise<S>();
+}
+
+TEST_CASE("dplr_two_halves_with_carried_state_equal_one_run/float128", "[lowrank][float128]") {
+  dplr_two_halves_with_carried_state_equal_one_run<S>();
+}
+
+TEST_CASE("dplr_causality_is_exact/float128", "[lowrank][float128]") {
+  dplr_causality_is_exact<S>();
+}
+
+TEST_CASE("dplr_reduces_to_kda/float128", "[lowrank][float128]") { dplr_reduces_to_kda<S>(); }
+
+TEST_CASE("dplr_parameterisations_agree_under_the_mapping/float128", "[lowrank][float128]") {
+  dplr_parameterisations_agree_under_the_mapping<S>();
+}
+
+TEST_CASE("iplr_is_dplr_fla_without_decay/float128", "[lowrank][float128]") {
+  iplr_is_dplr_fla_without_decay<S>();
+}
+
+TEST_CASE("dplr_chunk_transition_is_the_product_of_its_steps/float128", "[lowrank][float128]") {
+  dplr_chunk_transition_is_the_product_of_its_steps<S>();
+}
+
+TEST_CASE("dplr_rejects_bad_a_b/float128", "[lowrank][float128]") { dplr_rejects_bad_a_b<S>(); }
