@@ -5,17 +5,19 @@
 // C = A B is computed as exact-ish fixed-point dot products: every entry's terms a_l b_l
 // are formed from the 113-bit significands with 64-bit integer multiplies (the top 128
 // bits of the 226-bit product kept), aligned one bit below the largest term and summed in
-// a 192-bit integer accumulator, then rounded once to float128. Each entry's error is at
-// most 4 k 2^-126 max_l |a_l b_l| plus one rounding: smaller than the gamma_k sum_l |a_l b_l|
-// of the plain float128 loop, so results agree with it within its own rounding.
-// Non-finite inputs take the plain path. Other scalars use Eigen's products.
+// a 192-bit integer accumulator, then rounded once to float128 (to nearest, ties to even).
+// Each entry's error is at most 4 k 2^-126 max_l |a_l b_l| plus that rounding: smaller than
+// the gamma_k sum_l |a_l b_l| of the plain float128 loop, so results agree with it within
+// its own rounding. Non-finite inputs take the plain path. Other scalars use Eigen's
+// products. The same dot products give row-wise sums of products and the forward
+// substitution of a unit lower triangular inverse.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
-#include <vector>
 
 #include "../core/float128.hpp"
 #include "../core/scalar.hpp"
@@ -23,8 +25,9 @@
 namespace ruleproof::gla::detail {
 
 /// Which terms a product computes: all; only the lower triangle of the result (j <= i);
-/// or, the left factor being lower (l <= i) or upper (l >= i) triangular, only those terms.
-enum class Structure { full, lower_result, left_lower, left_upper };
+/// the left factor being lower (l <= i) or upper (l >= i) triangular, only those terms; or
+/// the right factor being upper triangular (l <= j), only those terms.
+enum class Structure { full, lower_result, left_lower, left_upper, right_upper };
 
 namespace quad {
 
@@ -41,13 +44,14 @@ struct Parts {
   std::uint32_t neg; ///< 1 when x < 0
 };
 
-/// The rows of a matrix (or of its transpose) as Parts, row r, term l at r * depth + l.
+/// The rows of a matrix (or of its transpose) as Parts, row r, term l at r * depth + l (left
+/// uninitialised until set).
 struct Split {
-  std::vector<Parts> x;
+  std::unique_ptr<Parts[]> x;
   std::size_t rows = 0, depth = 0;
   bool finite = true;
 
-  Split(std::size_t r, std::size_t k) : x(r * k), rows(r), depth(k) {}
+  Split(std::size_t r, std::size_t k) : x(new Parts[r * k]), rows(r), depth(k) {}
 
   void set(std::size_t i, __float128 value) {
     u128 bits;
@@ -86,45 +90,128 @@ template <class M> Split split_rows(const M &m, bool transposed) {
   return s;
 }
 
+/// The high word of a 64 x 64-bit product.
+inline u64 mul_high(u64 a, u64 b) { return u64((u128(a) * b) >> 64); }
+
+/// a + b + carry, the carry out (0 or 1) in carry.
+inline u64 add_carry(u64 a, u64 b, u64 &carry) {
+  const u64 s = a + b, c = s < a;
+  const u64 r = s + carry;
+  carry = c + (r < s);
+  return r;
+}
+
+/// The top 128 bits of the 256-bit product of two significands (the dropped part is below
+/// 3 units) shifted right by d >= 1 bits, as two words (t0 low, t1 high): hi hi' plus the
+/// high words of the cross products; lo lo' never reaches them. Written in 64-bit words,
+/// which the compiler keeps in registers.
+inline void significand_product(const Parts &x, const Parts &y, std::int32_t d, u64 &t0, u64 &t1) {
+  const u128 hh = u128(x.hi) * y.hi;
+  u64 p0 = u64(hh), p1 = u64(hh >> 64), carry = 0;
+  p0 = add_carry(p0, mul_high(x.hi, y.lo), carry);
+  p1 += carry;
+  carry = 0;
+  p0 = add_carry(p0, mul_high(x.lo, y.hi), carry);
+  p1 += carry;
+  if (d < 64) {
+    t0 = (p0 >> d) | (p1 << (64 - d));
+    t1 = p1 >> d;
+  } else {
+    t0 = d < 128 ? p1 >> (d - 64) : 0;
+    t1 = 0;
+  }
+}
+
+/// The float128 nearest to (-1)^negative (w2 2^128 + w1 2^64 + w0) 2^scale, ties to even.
+/// Normal results are assembled from their bits; the rare subnormal or out-of-range ones
+/// take float128 arithmetic (one rounding of the sum, then scalbnq).
+inline __float128 to_float128(bool negative, u64 w2, u64 w1, u64 w0, std::int32_t scale) {
+  if ((w2 | w1 | w0) == 0)
+    return 0;
+  const u64 m2 = w2, m1 = w1, m0 = w0;
+  int shift = 0; // normalise: the top bit to bit 191
+  if (w2 == 0) {
+    w2 = w1, w1 = w0, w0 = 0, shift = 64;
+    if (w2 == 0)
+      w2 = w1, w1 = 0, shift = 128;
+  }
+  if (const int lz = __builtin_clzll(w2); lz > 0) {
+    w2 = (w2 << lz) | (w1 >> (64 - lz));
+    w1 = (w1 << lz) | (w0 >> (64 - lz));
+    w0 <<= lz;
+    shift += lz;
+  }
+  u128 m = (u128(w2) << 49) | (w1 >> 15); // the top 113 bits
+  const bool round = (w1 >> 14) & 1, sticky = ((w1 & 0x3fff) | w0) != 0;
+  int exponent = 191 - shift + scale; // of the top bit
+  if (round && (sticky || (m & 1)))
+    m += 1;
+  if (m >> 113) { // rounded up to the next power of two
+    m >>= 1;
+    exponent += 1;
+  }
+  const int biased = exponent + 16383;
+  if (biased < 1 || biased > 0x7ffe) {
+    const __float128 two64 = 18446744073709551616.0Q; // m2 2^64 + m1 is exact (m2 < 2^49)
+    const __float128 mag = (__float128(m2) * two64 + __float128(m1)) * two64 + __float128(m0);
+    const __float128 r = scalbnq(mag, scale);
+    return negative ? -r : r;
+  }
+  const u128 bits = (u128(negative) << 127) | (u128(biased) << 112) | (m & ((u128(1) << 112) - 1));
+  __float128 r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+/// A fixed-point sum in 192 bits, two's complement (w2 2^128 + w1 2^64 + w0). A negative
+/// term t is added as ~t + 1 (the 1 as the carry into the lowest word).
+struct Accumulator {
+  u64 w0 = 0, w1 = 0, w2 = 0;
+
+  void add(u64 t0, u64 t1, bool negative) {
+    const u64 mask = u64(0) - u64(negative); // all ones when the term is negative
+    u64 carry = negative;
+    w0 = add_carry(w0, t0 ^ mask, carry);
+    w1 = add_carry(w1, t1 ^ mask, carry);
+    w2 += mask + carry;
+  }
+
+  /// The sum times 2^scale, rounded once to float128.
+  __float128 value(std::int32_t scale) const {
+    const bool negative = std::int64_t(w2) < 0;
+    if (!negative)
+      return to_float128(false, w2, w1, w0, scale);
+    u64 carry = 1; // the magnitude: ~w + 1
+    const u64 v0 = add_carry(~w0, 0, carry), v1 = add_carry(~w1, 0, carry);
+    return to_float128(true, ~w2 + carry, v1, v0, scale);
+  }
+};
+
 /// One entry: sum over l in [l0, l1) of a_l b_l, a row i of a, b row j of b. Terms are
 /// aligned one bit below the largest (so each fits a signed 128-bit integer) and summed
-/// in 192 bits: hi 2^128 + lo, two's complement.
+/// in 192 bits.
 inline __float128 dot(const Split &a, std::size_t i, const Split &b, std::size_t j, std::size_t l0,
                       std::size_t l1) {
-  const Parts *pa = a.x.data() + i * a.depth, *pb = b.x.data() + j * b.depth;
-  std::int32_t E = 2 * zero_exponent;
-  for (std::size_t l = l0; l < l1; ++l) {
-    const std::int32_t es = pa[l].e + pb[l].e;
-    E = es > E ? es : E;
+  const Parts *pa = a.x.get() + i * a.depth, *pb = b.x.get() + j * b.depth;
+  std::int32_t E = 2 * zero_exponent, E_odd = 2 * zero_exponent; // two chains: faster
+  std::size_t l = l0;
+  for (; l + 1 < l1; l += 2) {
+    E = std::max(E, pa[l].e + pb[l].e);
+    E_odd = std::max(E_odd, pa[l + 1].e + pb[l + 1].e);
   }
-  if (E < zero_exponent) // every term is zero
+  if (l < l1)
+    E = std::max(E, pa[l].e + pb[l].e);
+  E = std::max(E, E_odd); // the largest exponent of a term
+  if (E < zero_exponent)  // every term is zero
     return 0;
-  u128 lo = 0;
-  std::int64_t hi = 0;
-  for (std::size_t l = l0; l < l1; ++l) {
+  Accumulator sum;
+  for (l = l0; l < l1; ++l) {
     const Parts &x = pa[l], &y = pb[l];
-    // top 128 bits of the 256-bit significand product (the dropped part is < 3 units)
-    const u128 top = u128(x.hi) * y.hi + ((u128(x.hi) * y.lo) >> 64) + ((u128(x.lo) * y.hi) >> 64);
-    const std::int32_t d = E - (x.e + y.e) + 1;
-    const u128 t = d < 128 ? top >> d : 0;             // < 2^127
-    const u128 mask = u128(0) - u128((x.neg ^ y.neg)); // all ones when the term is negative
-    const u128 st = (t ^ mask) - mask; // the signed term in (-2^127, 2^127), two's complement
-    const u128 sum = lo + st;
-    hi += std::int64_t(sum < lo) + std::int64_t(__int128(st) >> 127); // carry, sign extension
-    lo = sum;
+    u64 t0, t1; // the term, < 2^127
+    significand_product(x, y, E - (x.e + y.e) + 1, t0, t1);
+    sum.add(t0, t1, x.neg != y.neg);
   }
-  bool negative = false; // the 192-bit sum as sign and magnitude
-  if (hi < 0) {
-    negative = true;
-    lo = ~lo + 1;
-    hi = std::int64_t(~u64(hi) + (lo == 0 ? 1 : 0));
-  }
-  const __float128 two64 = 18446744073709551616.0Q;
-  // hi 2^64 + lo_hi < 2^76 is exact; one rounding when lo's low word is added
-  const __float128 mag =
-      (__float128(hi) * two64 + __float128(u64(lo >> 64))) * two64 + __float128(u64(lo));
-  const __float128 r = scalbnq(mag, E - 125);
-  return negative ? -r : r;
+  return sum.value(E - 125);
 }
 
 /// C = A B^T with A's rows in a, B's rows in b (both of depth k).
@@ -137,10 +224,31 @@ inline Mat<float128> product(const Split &a, const Split &b, Structure st) {
         l1 = std::min(l1, i + 1);
       if (st == Structure::left_upper)
         l0 = i;
+      if (st == Structure::right_upper)
+        l1 = std::min(l1, j + 1);
       c(i, j) = (st == Structure::lower_result && j > i) ? float128(0)
                                                          : float128(dot(a, i, b, j, l0, l1));
     }
   return c;
+}
+
+/// The unit lower triangular (I + N)^-1, N strictly lower, by forward substitution: row i
+/// is e_i - sum_{j < i} N_ij X_j, each entry one dot product over the rows already found
+/// (X_jc = 0 for j < c). The columns of X are kept split, filled as they are found.
+inline Mat<float128> unit_lower_inverse(const Split &n) {
+  const std::size_t size = n.rows;
+  Mat<float128> X = Mat<float128>::Identity(size, size);
+  Split columns(size, size); // row c: column c of X
+  for (std::size_t c = 0; c < size; ++c)
+    columns.set(c * size + c, 1);
+  for (std::size_t i = 1; i < size; ++i)
+    for (std::size_t c = 0; c < i; ++c) {
+      const __float128 sum = dot(n, i, columns, c, c, i);
+      const __float128 x = sum == 0 ? sum : -sum; // no negative zeros
+      X(i, c) = float128(x);
+      columns.set(c * size + i, x);
+    }
+  return X;
 }
 
 } // namespace quad
@@ -154,6 +262,13 @@ template <class S> Mat<S> masked_left(Mat<S> A, Structure st) {
   return A;
 }
 
+/// Zeroes what the structure says is zero in the right factor (generic path).
+template <class S> Mat<S> masked_right(Mat<S> B, Structure st) {
+  if (st == Structure::right_upper)
+    B = Mat<S>(B.template triangularView<Eigen::Upper>());
+  return B;
+}
+
 /// \brief \f$ \mathrm{op}(A)\, \mathrm{op}(B) \f$ with op the transpose where asked; the
 /// structure says which terms count (see Structure).
 template <class S, class MA, class MB>
@@ -165,10 +280,40 @@ Mat<S> product(const MA &A, bool transpose_a, const MB &B, bool transpose_b,
       return quad::product(a, b, st);
   }
   const Mat<S> left = masked_left<S>(transpose_a ? Mat<S>(A.transpose()) : Mat<S>(A), st);
-  Mat<S> c = transpose_b ? Mat<S>(left * B.transpose()) : Mat<S>(left * B);
+  Mat<S> c;
+  if (st == Structure::right_upper)
+    c = left * masked_right<S>(transpose_b ? Mat<S>(B.transpose()) : Mat<S>(B), st);
+  else
+    c = transpose_b ? Mat<S>(left * B.transpose()) : Mat<S>(left * B);
   if (st == Structure::lower_result)
     c = Mat<S>(c.template triangularView<Eigen::Lower>());
   return c;
+}
+
+/// \brief \f$ \mathrm{rowsum}(A \odot B) \f$: row i is \f$ \sum_c A_{ic} B_{ic} \f$.
+template <class S> Vec<S> row_dots(const Mat<S> &A, const Mat<S> &B) {
+  if constexpr (std::is_same_v<S, float128>) {
+    const quad::Split a = quad::split_rows(A, false), b = quad::split_rows(B, false);
+    if (a.finite && b.finite) {
+      Vec<S> r(A.rows());
+      for (std::size_t i = 0; i < a.rows; ++i)
+        r(i) = float128(quad::dot(a, i, b, i, 0, a.depth));
+      return r;
+    }
+  }
+  return A.cwiseProduct(B).rowwise().sum();
+}
+
+/// \brief \f$ (I + N)^{-1} \f$ for N strictly lower triangular: unit lower triangular.
+template <class S> Mat<S> unit_lower_inverse(const Mat<S> &N) {
+  if constexpr (std::is_same_v<S, float128>) {
+    const quad::Split n = quad::split_rows(N, false);
+    if (n.finite)
+      return quad::unit_lower_inverse(n);
+  }
+  const Mat<S> I = Mat<S>::Identity(N.rows(), N.cols());
+  const Mat<S> unit_lower = I + N;
+  return unit_lower.template triangularView<Eigen::Lower>().solve(I);
 }
 
 } // namespace ruleproof::gla::detail

@@ -7,10 +7,16 @@
 // ChunkDecay, which factors it only where the exponent range of S allows, row by row. Where seed
 // 003 and the recurrence disagree, this code follows the recurrence (the comments say where).
 //
+// Each chunk's exp values are computed once (ChunkGate) and shared by the stages, forward and
+// backward; the matrix products go through gla's products.hpp (exact-significand dot products
+// for float128, triangular terms skipped), and the triangular solve is a forward substitution
+// with the same dot products.
+//
 // Notation, per chunk of n rows starting at state h (K x V): Gamma = g_cum (n x K, local
 // cumulative log-decay), K< = K . e^Gamma, K> = K . e^-Gamma, Q~ = scale Q.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "../gla/chunk.hpp"
@@ -21,9 +27,12 @@ using gla::chunk_local_cumsum;
 
 namespace detail {
 using gla::detail::ChunkDecay;
+using gla::detail::ChunkRange;
 using gla::detail::chunks_of;
-using gla::detail::decay_to_end;
 using gla::detail::exp_of;
+using gla::detail::product;
+using gla::detail::row_dots;
+using gla::detail::Structure;
 
 template <Scalar S> Mat<S> strictly_lower(const Mat<S> &A) {
   return A.template triangularView<Eigen::StrictlyLower>();
@@ -34,6 +43,76 @@ template <Scalar S> Mat<S> lower(const Mat<S> &A) {
 /// Row n - 1 of a chunk's g_cum as a K-vector of decays e^{Gamma_last}.
 template <Scalar S> Vec<S> decay_last(const Mat<S> &g_cum) {
   return exp_of(Mat<S>(g_cum.row(g_cum.rows() - 1).transpose()));
+}
+
+/// \brief One chunk, rows [s, s + n), and its gate: every exp value the stages use, computed
+/// once, and the three bilinear maps of the decay \f$ R_{ijc} = e^{\Gamma_{ic} - \Gamma_{jc}} \f$
+/// (i >= j) that gla's ChunkDecay builds on them. With one gate per row (Gated DeltaNet, the
+/// delta rule: every key decays alike) \f$ R_{ijc} = R_{ij} \f$: the decay is taken on one
+/// column (2n exp calls, not 2nK), and the maps are products with \f$ R \odot dA \f$.
+template <class S> class ChunkGate {
+public:
+  Eigen::Index s, n;
+
+  ChunkGate(const Mat<S> &g_cum, const ChunkRange &r, bool per_row)
+      : s(r.begin), n(r.size),
+        g_cum_(per_row ? Mat<S>(g_cum.block(s, 0, n, 1)) : Mat<S>(g_cum.middleRows(s, n))),
+        decay_(g_cum_) {
+    const Eigen::Index K = g_cum.cols();
+    const Mat<S> to_end = gla::detail::chunk_decay_to_end(decay_, g_cum_);
+    up_ = decay_.up().replicate(1, per_row ? K : 1);
+    to_end_ = to_end.replicate(1, per_row ? K : 1);
+    last_ = up_.row(n - 1).transpose();
+    if (per_row) { // R_ij = 1 . 1 . e^{Gamma_i - Gamma_j}
+      const Mat<S> ones = Mat<S>::Ones(n, 1);
+      R_ = decay_.scores(ones, ones);
+    }
+  }
+  ChunkGate(const ChunkGate &) = delete; // the decay refers to g_cum_: the gate stays put
+  ChunkGate &operator=(const ChunkGate &) = delete;
+
+  const Mat<S> &up() const { return up_; }         ///< n x K, e^Gamma
+  const Mat<S> &to_end() const { return to_end_; } ///< n x K, e^{Gamma_last - Gamma}
+  const Vec<S> &last() const { return last_; }     ///< K, e^{Gamma_last}
+
+  /// \f$ A_{ij} = \sum_c X_{ic} Y_{jc} R_{ijc} \f$ for i >= j, zero above the diagonal.
+  Mat<S> scores(const Mat<S> &X, const Mat<S> &Y) const {
+    if (!per_row())
+      return decay_.scores(X, Y);
+    return R_.cwiseProduct(product<S>(X, false, Y, true, Structure::lower_result));
+  }
+  /// \f$ \partial X_{ic} = \sum_{j \le i} dA_{ij} Y_{jc} R_{ijc} \f$
+  Mat<S> grad_left(const Mat<S> &dA, const Mat<S> &Y) const {
+    if (!per_row())
+      return decay_.grad_left(dA, Y);
+    return product<S>(Mat<S>(R_.cwiseProduct(dA)), false, Y, false, Structure::left_lower);
+  }
+  /// \f$ \partial Y_{jc} = \sum_{i \ge j} dA_{ij} X_{ic} R_{ijc} \f$
+  Mat<S> grad_right(const Mat<S> &dA, const Mat<S> &X) const {
+    if (!per_row())
+      return decay_.grad_right(dA, X);
+    return product<S>(Mat<S>(R_.cwiseProduct(dA)), true, X, false, Structure::left_upper);
+  }
+
+private:
+  bool per_row() const { return R_.size() > 0; }
+  Mat<S> g_cum_;        // n x K, Gamma; n x 1 when per row
+  ChunkDecay<S> decay_; // refers to g_cum_
+  Mat<S> up_, to_end_;
+  Vec<S> last_;
+  Mat<S> R_; // n x n, lower: R_ij, when per row
+};
+
+/// Every chunk's gate, in order (a deque: each gate stays where it was built). per_row: one
+/// gate per row, the same for every key (column 0 is read).
+template <class S> using ChunkGates = std::deque<ChunkGate<S>>;
+
+template <Scalar S>
+ChunkGates<S> chunk_gates(const Mat<S> &g_cum, std::size_t C, bool per_row = false) {
+  ChunkGates<S> gates;
+  for (const ChunkRange &r : chunks_of(g_cum.rows(), C))
+    gates.emplace_back(g_cum, r, per_row && g_cum.cols() > 0);
+  return gates;
 }
 
 } // namespace detail
@@ -52,27 +131,29 @@ template <Scalar S> Mat<S> chunk_local_cumsum_reverse(const Mat<S> &dg_cum, std:
 /// \brief `chunk_scaled_dot_kkt`: \f$ A_0 = \mathrm{Diag}(\beta) (K^{\leftarrow}
 /// K^{\rightarrow\top} \odot M_{-1}) \f$ per chunk, n x n, strictly lower triangular.
 template <Scalar S>
-std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, const Mat<S> &g_cum,
-                                         std::size_t C) {
+std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta,
+                                         const detail::ChunkGates<S> &gates) {
   std::vector<Mat<S>> A0;
-  for (const auto &[s, n] : detail::chunks_of(k.rows(), C)) {
-    const Mat<S> kc = k.middleRows(s, n), gc = g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> kkt = detail::strictly_lower(decay.scores(kc, kc));
-    A0.push_back(beta.segment(s, n).asDiagonal() * kkt); // seed 003, forward step 2
+  for (const detail::ChunkGate<S> &gate : gates) {
+    const Mat<S> kc = k.middleRows(gate.s, gate.n);
+    const Mat<S> kkt = detail::strictly_lower(gate.scores(kc, kc));
+    A0.push_back(beta.segment(gate.s, gate.n).asDiagonal() * kkt); // seed 003, forward step 2
   }
   return A0;
+}
+
+template <Scalar S>
+std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, const Mat<S> &g_cum,
+                                         std::size_t C) {
+  return chunk_scaled_dot_kkt(k, beta, detail::chunk_gates(g_cum, C));
 }
 
 /// \brief `solve_tril`: \f$ A = (I + A_0)^{-1} \f$ per chunk, by forward substitution on
 /// the unit lower triangular \f$ I + A_0 \f$; A is unit lower triangular.
 template <Scalar S> std::vector<Mat<S>> solve_tril(const std::vector<Mat<S>> &A0) {
   std::vector<Mat<S>> A;
-  for (const Mat<S> &a0 : A0) {
-    const Mat<S> I = Mat<S>::Identity(a0.rows(), a0.cols());
-    const Mat<S> unit_lower = I + a0;
-    A.push_back(unit_lower.template triangularView<Eigen::Lower>().solve(I)); // seed 003, step 2
-  }
+  for (const Mat<S> &a0 : A0)
+    A.push_back(gla::detail::unit_lower_inverse(a0)); // seed 003, forward step 2
   return A;
 }
 
@@ -83,21 +164,30 @@ template <class S> struct WU {
 };
 
 /// \brief `recompute_w_u`: \f$ U = A\,\mathrm{Diag}(\beta) V \f$ and
-/// \f$ \overleftarrow{W} = A\,\mathrm{Diag}(\beta) (K \odot e^{\Gamma}) \f$ per chunk.
+/// \f$ \overleftarrow{W} = A\,\mathrm{Diag}(\beta) (K \odot e^{\Gamma}) \f$ per chunk, A
+/// unit lower triangular.
+template <Scalar S>
+WU<S> recompute_w_u(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
+                    const std::vector<Mat<S>> &A, const detail::ChunkGates<S> &gates) {
+  using detail::product;
+  using detail::Structure;
+  WU<S> r{Mat<S>(k.rows(), k.cols()), Mat<S>(v.rows(), v.cols())};
+  for (std::size_t c = 0; c < gates.size(); ++c) {
+    const Eigen::Index s = gates[c].s, n = gates[c].n;
+    const Vec<S> b = beta.segment(s, n);
+    const Mat<S> bv = b.asDiagonal() * v.middleRows(s, n);
+    const Mat<S> bk =
+        b.asDiagonal() * k.middleRows(s, n).cwiseProduct(gates[c].up()); // Diag(beta) K<
+    r.u.middleRows(s, n) = product<S>(A[c], false, bv, false, Structure::left_lower); // step 3
+    r.w.middleRows(s, n) = product<S>(A[c], false, bk, false, Structure::left_lower); // step 3
+  }
+  return r;
+}
+
 template <Scalar S>
 WU<S> recompute_w_u(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
                     const std::vector<Mat<S>> &A, const Mat<S> &g_cum, std::size_t C) {
-  WU<S> r{Mat<S>(k.rows(), k.cols()), Mat<S>(v.rows(), v.cols())};
-  const auto chunks = detail::chunks_of(k.rows(), C);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const auto [s, n] = chunks[c];
-    const Mat<S> k_decayed = k.middleRows(s, n).cwiseProduct(
-        detail::exp_of(Mat<S>(g_cum.middleRows(s, n)))); // K<, exponents <= 0
-    const Vec<S> b = beta.segment(s, n);
-    r.u.middleRows(s, n) = A[c] * (b.asDiagonal() * v.middleRows(s, n)); // seed 003, step 3
-    r.w.middleRows(s, n) = A[c] * (b.asDiagonal() * k_decayed);          // seed 003, step 3
-  }
-  return r;
+  return recompute_w_u(k, v, beta, A, detail::chunk_gates(g_cum, C));
 }
 
 /// The state recursion of one sequence.
@@ -112,15 +202,17 @@ template <class S> struct StateChain {
 /// V_{new} \f$ (seed 003 step 4 writes the first factor as \f$ \gamma^C \f$, the log itself;
 /// the recurrence needs its exponential).
 template <Scalar S>
-StateChain<S> chunk_fwd_h(const Mat<S> &k, const WU<S> &wu, const Mat<S> &g_cum, const Mat<S> &h0,
-                          std::size_t C) {
+StateChain<S> chunk_fwd_h(const Mat<S> &k, const WU<S> &wu, const detail::ChunkGates<S> &gates,
+                          const Mat<S> &h0) {
+  using detail::product;
   StateChain<S> r{{}, Mat<S>(wu.u.rows(), wu.u.cols()), h0};
-  for (const auto &[s, n] : detail::chunks_of(k.rows(), C)) {
-    const Mat<S> gc = g_cum.middleRows(s, n);
+  for (const detail::ChunkGate<S> &gate : gates) {
+    const Eigen::Index s = gate.s, n = gate.n;
     r.h.push_back(r.ht);
-    const Mat<S> v_new = wu.u.middleRows(s, n) - wu.w.middleRows(s, n) * r.ht; // seed 003, step 4
-    const Mat<S> k_to_end = k.middleRows(s, n).cwiseProduct(detail::decay_to_end(gc));
-    r.ht = detail::decay_last(gc).asDiagonal() * r.ht + k_to_end.transpose() * v_new; // step 4
+    const Mat<S> v_new =
+        wu.u.middleRows(s, n) - product<S>(wu.w.middleRows(s, n), false, r.ht, false); // step 4
+    const Mat<S> k_to_end = k.middleRows(s, n).cwiseProduct(gate.to_end());
+    r.ht = gate.last().asDiagonal() * r.ht + product<S>(k_to_end, true, v_new, false); // step 4
     r.v_new.middleRows(s, n) = v_new;
   }
   return r;
@@ -130,17 +222,19 @@ StateChain<S> chunk_fwd_h(const Mat<S> &k, const WU<S> &wu, const Mat<S> &g_cum,
 /// K^{\rightarrow\top} \odot M) V_{new} \f$ per chunk, M the causal mask with its diagonal.
 template <Scalar S>
 Mat<S> chunk_fwd_o(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_new,
-                   const std::vector<Mat<S>> &h, const Mat<S> &g_cum, const S &scale,
-                   std::size_t C) {
+                   const std::vector<Mat<S>> &h, const detail::ChunkGates<S> &gates,
+                   const S &scale) {
+  using detail::product;
+  using detail::Structure;
   Mat<S> o(v_new.rows(), v_new.cols());
-  const auto chunks = detail::chunks_of(q.rows(), C);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const auto [s, n] = chunks[c];
+  for (std::size_t c = 0; c < gates.size(); ++c) {
+    const detail::ChunkGate<S> &gate = gates[c];
+    const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
-    const Mat<S> gc = g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
-    o.middleRows(s, n) = qc.cwiseProduct(detail::exp_of(gc)) * h[c] +
-                         decay.scores(qc, kc) * v_new.middleRows(s, n); // seed 003, step 5
+    const Mat<S> q_decayed = qc.cwiseProduct(gate.up());
+    o.middleRows(s, n) = product<S>(q_decayed, false, h[c], false) +
+                         product<S>(gate.scores(qc, kc), false, v_new.middleRows(s, n), false,
+                                    Structure::left_lower); // seed 003, step 5
   }
   return o;
 }
@@ -160,40 +254,69 @@ template <class S> struct ChunkForward {
   ChunkStages<S> stages;
 };
 
-/// \brief One head, chunkwise, seed 003 forward steps 1-5; any chunk size C >= 1.
+namespace detail {
+
+/// The forward with what the backward needs again: every chunk's gate (its exps).
+template <class S> struct ChunkPass {
+  ChunkForward<S> fwd;
+  ChunkGates<S> gates;
+};
+
+/// Whether a gate of this kind is one value per row, repeated over the keys (as_kda makes
+/// Gated DeltaNet's and the delta rule's so): then every decay is taken per row.
+inline bool per_row(GateKind gate) { return gate == GateKind::scalar || gate == GateKind::none; }
+
+/// Seed 003 forward steps 1-5 (step 5, the output, when asked).
 template <Scalar S>
-ChunkForward<S> chunk_forward_head(const Head<S> &x, const S &scale, std::size_t C) {
-  ChunkForward<S> r;
-  ChunkStages<S> &st = r.stages;
-  st.g_cum = chunk_local_cumsum(x.g, C);                         // seed 003, forward step 1
-  st.A0 = chunk_scaled_dot_kkt(x.k, x.beta, st.g_cum, C);        // seed 003, forward step 2
-  st.A = solve_tril(st.A0);                                      // seed 003, forward step 2
-  WU<S> wu = recompute_w_u(x.k, x.v, x.beta, st.A, st.g_cum, C); // seed 003, forward step 3
-  StateChain<S> chain = chunk_fwd_h(x.k, wu, st.g_cum, x.h0, C); // seed 003, forward step 4
-  r.out.o = chunk_fwd_o(x.q, x.k, chain.v_new, chain.h, st.g_cum, scale, C); // step 5
-  r.out.ht = std::move(chain.ht);
+void chunk_forward_pass(const Head<S> &x, const S &scale, std::size_t C, GateKind gate,
+                        bool with_output, ChunkPass<S> &p) {
+  ChunkStages<S> &st = p.fwd.stages;
+  st.g_cum = chunk_local_cumsum(x.g, C); // seed 003, forward step 1
+  p.gates = chunk_gates(st.g_cum, C, per_row(gate));
+  st.A0 = chunk_scaled_dot_kkt(x.k, x.beta, p.gates);        // seed 003, forward step 2
+  st.A = solve_tril(st.A0);                                  // seed 003, forward step 2
+  WU<S> wu = recompute_w_u(x.k, x.v, x.beta, st.A, p.gates); // seed 003, forward step 3
+  StateChain<S> chain = chunk_fwd_h(x.k, wu, p.gates, x.h0); // seed 003, forward step 4
+  if (with_output)                                           // seed 003, forward step 5
+    p.fwd.out.o = chunk_fwd_o(x.q, x.k, chain.v_new, chain.h, p.gates, scale);
+  p.fwd.out.ht = std::move(chain.ht);
   st.w = std::move(wu.w);
   st.u = std::move(wu.u);
   st.h = std::move(chain.h);
   st.v_new = std::move(chain.v_new);
-  return r;
 }
 
-template <Scalar S> HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, std::size_t C) {
-  return chunk_forward_head(x, scale, C).out;
+} // namespace detail
+
+/// \brief One head, chunkwise, seed 003 forward steps 1-5; any chunk size C >= 1. gate: key
+/// for a gate per key; scalar or none when every row's gate is the same for every key.
+template <Scalar S>
+ChunkForward<S> chunk_forward_head(const Head<S> &x, const S &scale, std::size_t C,
+                                   GateKind gate = GateKind::key) {
+  detail::ChunkPass<S> p;
+  detail::chunk_forward_pass(x, scale, C, gate, true, p);
+  return std::move(p.fwd);
+}
+
+template <Scalar S>
+HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, std::size_t C,
+                         GateKind gate = GateKind::key) {
+  return chunk_forward_head(x, scale, C, gate).out;
 }
 
 /// \brief `chunk_bwd_dv_local`: \f$ dV_{new}|_O = (\tilde Q^{\leftarrow} K^{\rightarrow\top}
 /// \odot M)^\top dO \f$ per chunk.
 template <Scalar S>
-Mat<S> chunk_bwd_dv_local(const Mat<S> &q, const Mat<S> &k, const Mat<S> &g_cum, const Mat<S> &d_o,
-                          const S &scale, std::size_t C) {
+Mat<S> chunk_bwd_dv_local(const Mat<S> &q, const Mat<S> &k, const detail::ChunkGates<S> &gates,
+                          const Mat<S> &d_o, const S &scale) {
+  using detail::product;
+  using detail::Structure;
   Mat<S> dv(d_o.rows(), d_o.cols());
-  for (const auto &[s, n] : detail::chunks_of(q.rows(), C)) {
+  for (const detail::ChunkGate<S> &gate : gates) {
+    const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
-    const Mat<S> gc = g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
-    dv.middleRows(s, n) = decay.scores(qc, kc).transpose() * d_o.middleRows(s, n); // step 3
+    dv.middleRows(s, n) = product<S>(gate.scores(qc, kc), true, d_o.middleRows(s, n), false,
+                                     Structure::left_upper); // seed 003, backward step 3
   }
   return dv;
 }
@@ -211,20 +334,21 @@ template <class S> struct StateGrads {
 /// e^{\Gamma})^\top dO - \overleftarrow{W}^\top dV_{new} \f$. The decay is the chunk's own
 /// (seed 003 step 4 indexes it by the previous chunk).
 template <Scalar S>
-StateGrads<S> chunk_bwd_dhu(const Mat<S> &q, const Mat<S> &k, const Mat<S> &w, const Mat<S> &g_cum,
-                            const Mat<S> &d_o, const Mat<S> &d_ht, const Mat<S> &dv_local,
-                            const S &scale, std::size_t C) {
-  const auto chunks = detail::chunks_of(q.rows(), C);
-  StateGrads<S> r{std::vector<Mat<S>>(chunks.size()), dv_local, d_ht};
-  for (std::size_t c = chunks.size(); c-- > 0;) {
-    const auto [s, n] = chunks[c];
-    const Mat<S> gc = g_cum.middleRows(s, n), kc = k.middleRows(s, n);
-    const Mat<S> qc = scale * q.middleRows(s, n);
+StateGrads<S> chunk_bwd_dhu(const Mat<S> &q, const Mat<S> &k, const Mat<S> &w,
+                            const detail::ChunkGates<S> &gates, const Mat<S> &d_o,
+                            const Mat<S> &d_ht, const Mat<S> &dv_local, const S &scale) {
+  using detail::product;
+  StateGrads<S> r{std::vector<Mat<S>>(gates.size()), dv_local, d_ht};
+  for (std::size_t c = gates.size(); c-- > 0;) {
+    const detail::ChunkGate<S> &gate = gates[c];
+    const Eigen::Index s = gate.s, n = gate.n;
+    const Mat<S> k_to_end = k.middleRows(s, n).cwiseProduct(gate.to_end());
+    const Mat<S> q_decayed = (scale * q.middleRows(s, n)).cwiseProduct(gate.up());
     r.dh[c] = r.dh0;
-    r.dv.middleRows(s, n) += kc.cwiseProduct(detail::decay_to_end(gc)) * r.dh0; // step 4
-    r.dh0 = detail::decay_last(gc).asDiagonal() * r.dh0 +
-            qc.cwiseProduct(detail::exp_of(gc)).transpose() * d_o.middleRows(s, n) -
-            w.middleRows(s, n).transpose() * r.dv.middleRows(s, n); // seed 003, backward step 4
+    r.dv.middleRows(s, n) += product<S>(k_to_end, false, r.dh0, false); // seed 003, step 4
+    r.dh0 = gate.last().asDiagonal() * r.dh0 +
+            product<S>(q_decayed, true, d_o.middleRows(s, n), false) -
+            product<S>(w.middleRows(s, n), true, r.dv.middleRows(s, n), false); // step 4
   }
   return r;
 }
@@ -246,31 +370,31 @@ template <class S> struct QKWGrads {
 /// \f$ e^{\Gamma_{last}} \odot \mathrm{rowsum}(h \odot dh) + \sum_j K_j \odot dK|_{S,j} \f$.
 template <Scalar S>
 QKWGrads<S> chunk_bwd_dqkwg(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_new,
-                            const Mat<S> &g_cum, const std::vector<Mat<S>> &h,
+                            const detail::ChunkGates<S> &gates, const std::vector<Mat<S>> &h,
                             const std::vector<Mat<S>> &dh, const Mat<S> &d_o, const Mat<S> &dv,
-                            const S &scale, std::size_t C) {
+                            const S &scale) {
+  using detail::product;
+  using detail::Structure;
   const Eigen::Index L = q.rows(), K = q.cols();
   QKWGrads<S> r{Mat<S>(L, K), Mat<S>(L, K), Mat<S>(L, K), Mat<S>(L, K)};
-  const auto chunks = detail::chunks_of(L, C);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const auto [s, n] = chunks[c];
+  for (std::size_t c = 0; c < gates.size(); ++c) {
+    const detail::ChunkGate<S> &gate = gates[c];
+    const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
-    const Mat<S> gc = g_cum.middleRows(s, n), d_oc = d_o.middleRows(s, n);
-    const Mat<S> v_newc = v_new.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> dB = detail::lower(Mat<S>(d_oc * v_newc.transpose())); // seed 003, step 5
-    const Mat<S> dq_tilde = detail::exp_of(gc).cwiseProduct(d_oc * h[c].transpose()) +
-                            decay.grad_left(dB, kc); // seed 003, backward step 5
-    const Mat<S> dk_o = decay.grad_right(dB, qc);
-    const Mat<S> dk_s = detail::decay_to_end(gc).cwiseProduct(v_newc * dh[c].transpose());
-    Mat<S> dgamma = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk_o) - kc.cwiseProduct(dk_s);
-    dgamma.row(n - 1) +=
-        (detail::decay_last(gc).cwiseProduct(h[c].cwiseProduct(dh[c]).rowwise().sum()) +
-         kc.cwiseProduct(dk_s).colwise().sum().transpose())
-            .transpose(); // seed 003, step 5: d gamma^C
+    const Mat<S> d_oc = d_o.middleRows(s, n), v_newc = v_new.middleRows(s, n);
+    const Mat<S> dB = product<S>(d_oc, false, v_newc, true, Structure::lower_result); // step 5
+    const Mat<S> dq_tilde = gate.up().cwiseProduct(product<S>(d_oc, false, h[c], true)) +
+                            gate.grad_left(dB, kc); // seed 003, backward step 5
+    const Mat<S> dk_o = gate.grad_right(dB, qc);
+    const Mat<S> dk_s = gate.to_end().cwiseProduct(product<S>(v_newc, false, dh[c], true));
+    const Mat<S> k_dk_s = kc.cwiseProduct(dk_s);
+    Mat<S> dgamma = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk_o) - k_dk_s;
+    dgamma.row(n - 1) += (gate.last().cwiseProduct(detail::row_dots(h[c], dh[c])) +
+                          k_dk_s.colwise().sum().transpose())
+                             .transpose(); // seed 003, step 5: d gamma^C
     r.dq.middleRows(s, n) = scale * dq_tilde;
     r.dk.middleRows(s, n) = dk_o + dk_s;
-    r.dw.middleRows(s, n) = -dv.middleRows(s, n) * h[c].transpose();
+    r.dw.middleRows(s, n) = -product<S>(dv.middleRows(s, n), false, h[c], true);
     r.dg.middleRows(s, n) = dgamma;
   }
   return r;
@@ -288,37 +412,42 @@ template <class S> struct WYGrads {
 /// (\mathrm{Diag}(\beta) K^{\leftarrow})^\top \f$, \f$ dV = \mathrm{Diag}(\beta) A^\top dU \f$,
 /// \f$ dK^{\leftarrow} = \mathrm{Diag}(\beta) A^\top dW \f$, \f$ dA_0 = -(A^\top dA A^\top)
 /// \odot M_{-1} \f$, then through \f$ A_0 = \mathrm{Diag}(\beta) X \f$, \f$ X = K^{\leftarrow}
-/// K^{\rightarrow\top} \odot M_{-1} \f$ with \f$ dX = \mathrm{Diag}(\beta) dA_0 \f$.
+/// K^{\rightarrow\top} \odot M_{-1} \f$ with \f$ dX = \mathrm{Diag}(\beta) dA_0 \f$. A being
+/// lower triangular, only the strictly lower part of dA reaches \f$ dA_0 \f$.
 template <Scalar S>
 WYGrads<S> prepare_wy_repr_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
-                               const Mat<S> &g_cum, const std::vector<Mat<S>> &A, const Mat<S> &dw,
-                               const Mat<S> &du, std::size_t C) {
+                               const detail::ChunkGates<S> &gates, const std::vector<Mat<S>> &A,
+                               const Mat<S> &dw, const Mat<S> &du) {
+  using detail::product;
+  using detail::row_dots;
+  using detail::Structure;
   const Eigen::Index L = k.rows(), K = k.cols();
   WYGrads<S> r{Mat<S>(L, K), Mat<S>(L, v.cols()), Vec<S>(L), Mat<S>(L, K)};
-  const auto chunks = detail::chunks_of(L, C);
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const auto [s, n] = chunks[c];
+  for (std::size_t c = 0; c < gates.size(); ++c) {
+    const detail::ChunkGate<S> &gate = gates[c];
+    const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> kc = k.middleRows(s, n), vc = v.middleRows(s, n);
-    const Mat<S> gc = g_cum.middleRows(s, n), dwc = dw.middleRows(s, n);
-    const Mat<S> duc = du.middleRows(s, n);
+    const Mat<S> dwc = dw.middleRows(s, n), duc = du.middleRows(s, n);
     const Vec<S> bc = beta.segment(s, n);
+    const auto b = bc.asDiagonal(); // Diag(beta)
     const Mat<S> &a = A[c];
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> up = detail::exp_of(gc);
-    const Mat<S> k_decayed = kc.cwiseProduct(up); // K<
-    const Mat<S> at_du = a.transpose() * duc, at_dw = a.transpose() * dwc;
-    const Mat<S> dA = duc * (bc.asDiagonal() * vc).transpose() +
-                      dwc * (bc.asDiagonal() * k_decayed).transpose(); // seed 003, step 6
-    const Mat<S> dA0 = detail::strictly_lower(Mat<S>(-(a.transpose() * dA * a.transpose())));
-    const Mat<S> X = detail::strictly_lower(decay.scores(kc, kc));
-    const Mat<S> dX = bc.asDiagonal() * dA0;
-    const Mat<S> dk_left = decay.grad_left(dX, kc), dk_right = decay.grad_right(dX, kc);
-    const Mat<S> dk_decayed = bc.asDiagonal() * at_dw;
-    r.dv.middleRows(s, n) = bc.asDiagonal() * at_du; // seed 003, backward step 6
-    r.dk.middleRows(s, n) = up.cwiseProduct(dk_decayed) + dk_left + dk_right;
-    r.dbeta.segment(s, n) = at_du.cwiseProduct(vc).rowwise().sum() +
-                            at_dw.cwiseProduct(k_decayed).rowwise().sum() +
-                            dA0.cwiseProduct(X).rowwise().sum(); // seed 003, backward step 6
+    const Mat<S> k_decayed = kc.cwiseProduct(gate.up()); // K<
+    const Mat<S> bv = b * vc, bk = b * k_decayed;
+    const Mat<S> at_du = product<S>(a, true, duc, false, Structure::left_upper);
+    const Mat<S> at_dw = product<S>(a, true, dwc, false, Structure::left_upper);
+    const Mat<S> dA = product<S>(duc, false, bv, true, Structure::lower_result) +
+                      product<S>(dwc, false, bk, true, Structure::lower_result); // step 6
+    const Mat<S> at_dA = product<S>(a, true, dA, false, Structure::left_upper);
+    const Mat<S> dA0 = -detail::strictly_lower(
+        product<S>(at_dA, false, a, true, Structure::right_upper)); // -(A^T dA A^T) . M_-1
+    const Mat<S> X = detail::strictly_lower(gate.scores(kc, kc));
+    const Mat<S> dX = b * dA0;
+    const Mat<S> dk_left = gate.grad_left(dX, kc), dk_right = gate.grad_right(dX, kc);
+    const Mat<S> dk_decayed = b * at_dw;
+    r.dv.middleRows(s, n) = b * at_du; // seed 003, backward step 6
+    r.dk.middleRows(s, n) = gate.up().cwiseProduct(dk_decayed) + dk_left + dk_right;
+    r.dbeta.segment(s, n) = row_dots(at_du, vc) + row_dots(at_dw, k_decayed) +
+                            row_dots(dA0, X); // seed 003, backward step 6
     r.dg.middleRows(s, n) = k_decayed.cwiseProduct(dk_decayed) + kc.cwiseProduct(dk_left) -
                             kc.cwiseProduct(dk_right); // seed 003, backward step 6
   }
@@ -326,22 +455,23 @@ WYGrads<S> prepare_wy_repr_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &b
 }
 
 /// \brief One head, chunkwise analytic backward of \f$ \langle dO, O\rangle + \langle dS_T,
-/// S_T\rangle \f$, seed 003 backward steps 1-7: recompute the forward stages (steps 1-2),
-/// dv_local (3), the backward state recursion (4), dq, dk, dw and the gate through the
-/// output and the state (5), through the WY representation (6), then the suffix sum that
-/// turns the gradient of g_cum into that of g (7).
+/// S_T\rangle \f$, seed 003 backward steps 1-7: recompute the forward stages (steps 1-2, the
+/// output left out), dv_local (3), the backward state recursion (4), dq, dk, dw and the gate
+/// through the output and the state (5), through the WY representation (6), then the suffix
+/// sum that turns the gradient of g_cum into that of g (7).
 template <Scalar S>
 HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
-                                 std::size_t C) {
-  const ChunkForward<S> fwd = chunk_forward_head(x, scale, C); // seed 003, backward steps 1-2
-  const ChunkStages<S> &st = fwd.stages;
-  const Mat<S> dv_local = chunk_bwd_dv_local(x.q, x.k, st.g_cum, ct.d_o, scale, C); // step 3
+                                 std::size_t C, GateKind gate = GateKind::key) {
+  detail::ChunkPass<S> p;
+  detail::chunk_forward_pass(x, scale, C, gate, false, p); // seed 003, backward steps 1-2
+  const ChunkStages<S> &st = p.fwd.stages;
+  const Mat<S> dv_local = chunk_bwd_dv_local(x.q, x.k, p.gates, ct.d_o, scale); // step 3
   const StateGrads<S> dhu =
-      chunk_bwd_dhu(x.q, x.k, st.w, st.g_cum, ct.d_o, ct.d_ht, dv_local, scale, C); // step 4
-  const QKWGrads<S> qkw = chunk_bwd_dqkwg(x.q, x.k, st.v_new, st.g_cum, st.h, dhu.dh, ct.d_o,
-                                          dhu.dv, scale, C); // seed 003, backward step 5
+      chunk_bwd_dhu(x.q, x.k, st.w, p.gates, ct.d_o, ct.d_ht, dv_local, scale); // step 4
+  const QKWGrads<S> qkw = chunk_bwd_dqkwg(x.q, x.k, st.v_new, p.gates, st.h, dhu.dh, ct.d_o, dhu.dv,
+                                          scale); // seed 003, backward step 5
   const WYGrads<S> wy =
-      prepare_wy_repr_bwd(x.k, x.v, x.beta, st.g_cum, st.A, qkw.dw, dhu.dv, C); // step 6
+      prepare_wy_repr_bwd(x.k, x.v, x.beta, p.gates, st.A, qkw.dw, dhu.dv); // step 6
   HeadGrads<S> d;
   d.dq = qkw.dq;
   d.dk = qkw.dk + wy.dk;

@@ -49,7 +49,7 @@ Output<S> parallel(const Inputs<S> &in, const Options &opts, GateKind gate, cons
 template <Scalar S>
 Output<S> chunk(const Inputs<S> &in, const Options &opts, GateKind gate, const Variant &var) {
   return forward(in, opts, gate, var, [&](const Head<S> &x, const S &scale) {
-    return chunk_head(x, scale, opts.chunk_size);
+    return chunk_head(x, scale, opts.chunk_size, gate);
   });
 }
 
@@ -61,8 +61,8 @@ Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Opti
   Grads<S> d = backward_heads(
       with_value_heads(in, G), ct, opts, signature_of(gate, var),
       [&](const Head<S> &x, const HeadCotangent<S> &c, const S &scale) {
-        return from_kda(chunk_backward_head(as_kda(x, gate, var), c, scale, opts.chunk_size), x,
-                        gate, var);
+        return from_kda(chunk_backward_head(as_kda(x, gate, var), c, scale, opts.chunk_size, gate),
+                        x, gate, var);
       });
   if (G > 1) {
     d.dq = sum_head_groups(d.dq, G);
