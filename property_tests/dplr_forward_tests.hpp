@@ -15,40 +15,6 @@ Mat<typename X::Scalar> abs_product(const Eigen::MatrixBase<X> &A, const Eigen::
   return A.cwiseAbs() * B.cwiseAbs();
 }
 
-/// Time steps [begin, end) of every batch row of a [B, T, ...] tensor.
-template <Scalar S> Tensor<S> time_slice(const Tensor<S> &x, std::size_t begin, std::size_t end) {
-  if (x.empty())
-    return x;
-  Shape shape = x.shape();
-  const std::size_t T = shape[1];
-  shape[1] = end - begin;
-  Tensor<S> out(shape);
-  const std::size_t inner = T ? x.size() / (shape[0] * T) : 0;
-  for (std::size_t b = 0; b < shape[0]; ++b)
-    for (std::size_t t = begin; t < end; ++t)
-      for (std::size_t i = 0; i < inner; ++i)
-        out[(b * shape[1] + t - begin) * inner + i] = x[(b * T + t) * inner + i];
-  return out;
-}
-
-template <Scalar S> Inputs<S> time_slice(const Inputs<S> &in, std::size_t begin, std::size_t end) {
-  Inputs<S> r;
-  r.q = time_slice(in.q, begin, end);
-  r.k = time_slice(in.k, begin, end);
-  r.v = time_slice(in.v, begin, end);
-  r.g = time_slice(in.g, begin, end);
-  r.beta = time_slice(in.beta, begin, end);
-  r.h0 = in.h0;
-  r.a = time_slice(in.a, begin, end);
-  r.b = time_slice(in.b, begin, end);
-  return r;
-}
-
-/// Rows [begin, end) of a [B, T, H, V] output along time.
-template <Scalar S> Tensor<S> rows_before(const Tensor<S> &o, std::size_t end) {
-  return time_slice(o, 0, end);
-}
-
 template <Scalar S> void dplr_chunkwise_equals_recurrent_every_chunk_size() {
   log_seed();
   for (Rule r : dplr_rules)
@@ -139,31 +105,7 @@ template <Scalar S> void dplr_two_halves_with_carried_state_equal_one_run() {
 template <Scalar S> void dplr_causality_is_exact() {
   log_seed();
   for (Rule r : dplr_rules)
-    rc::prop(name_of(r), [r] {
-      const Case c = draw_case(r, 12, 4, false, false);
-      const std::size_t cut = *size_in(0, c.T);
-      RC_LOG() << describe(c) << " cut=" << cut << "\n";
-      const Inputs<S> in = make_inputs<S>(c);
-      Case other = c;
-      other.values_seed = c.values_seed + 1;
-      const Inputs<S> later = make_inputs<S>(other);
-      Inputs<S> changed = in; // every input at times >= cut redrawn
-      for (auto f : grad_fields<S>()) {
-        Tensor<S> &x = changed.*f.input;
-        if (x.empty() || f.input == &Inputs<S>::h0)
-          continue;
-        const std::size_t inner = x.size() / (c.B * std::max<std::size_t>(c.T, 1));
-        for (std::size_t b = 0; b < c.B; ++b)
-          for (std::size_t t = cut; t < c.T; ++t)
-            for (std::size_t i = 0; i < inner; ++i)
-              x[(b * c.T + t) * inner + i] = (later.*f.input)[(b * c.T + t) * inner + i];
-      }
-      for (Form f : all_forms) {
-        const Output<S> a = run(r, f, in, c.options()), b = run(r, f, changed, c.options());
-        RC_LOG() << name_of(f) << "\n";
-        RC_ASSERT(identical(rows_before(a.o, cut), rows_before(b.o, cut)));
-      }
-    });
+    rc::prop(name_of(r), [r] { causality_case<S>(r); });
 }
 
 /// \brief Seed 001, "Reducing to KDA": a = k, b = beta k and values beta v make dplr (seed

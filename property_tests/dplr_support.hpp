@@ -18,6 +18,8 @@
 
 #include "checks/generators.hpp"
 #include "checks/lowrank_bounds.hpp"
+#include "checks/time_slices.hpp"
+#include "seeded_values.hpp"
 
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
@@ -32,32 +34,15 @@ inline const std::vector<Rule> dplr_rules{Rule::dplr_seed, Rule::dplr_fla, Rule:
                                           Rule::iplr};
 
 /// \brief One drawn case: shapes, options and the seed its values come from.
-struct Case {
+struct Case : test_support::DrawnCall {
   Rule rule = Rule::dplr_seed;
-  std::size_t B = 1, T = 0, H = 1, K = 1, V = 1, C = 1;
-  std::vector<std::int64_t> cu_seqlens; ///< empty: one sequence a batch row
-  bool has_h0 = false, extreme_gates = false;
-  std::uint64_t values_seed = 0;
-  std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
-  Options options() const {
-    Options o;
-    o.chunk_size = C;
-    o.cu_seqlens = cu_seqlens;
-    return o;
-  }
 };
 
 inline std::string describe(const Case &c) {
   std::ostringstream os;
   os << name_of(c.rule) << " B=" << c.B << " T=" << c.T << " H=" << c.H << " K=" << c.K
      << " V=" << c.V << " C=" << c.C << " h0=" << c.has_h0 << " extreme_gates=" << c.extreme_gates
-     << " values_seed=" << c.values_seed;
-  if (!c.cu_seqlens.empty()) {
-    os << " cu_seqlens=[";
-    for (std::size_t i = 0; i < c.cu_seqlens.size(); ++i)
-      os << (i ? "," : "") << c.cu_seqlens[i];
-    os << "]";
-  }
+     << " values_seed=" << c.values_seed << checks::describe_offsets(c.cu_seqlens);
   return os.str();
 }
 inline void showValue(const Case &c, std::ostream &os) { os << describe(c); }
@@ -76,12 +61,7 @@ inline Case draw_case(Rule r, std::size_t max_T, std::size_t max_d, bool varlen,
   c.C = *size_in(1, c.T + 2);
   if (varlen) {
     c.B = 1;
-    const std::size_t cuts = *size_in(0, 3);
-    std::vector<std::int64_t> offsets{0, static_cast<std::int64_t>(c.T)};
-    for (std::size_t i = 0; i < cuts; ++i)
-      offsets.push_back(static_cast<std::int64_t>(*size_in(0, c.T)));
-    std::sort(offsets.begin(), offsets.end());
-    c.cu_seqlens = offsets;
+    c.cu_seqlens = checks::gen::cut_into_sequences(c.T);
   } else {
     c.B = *size_in(1, 2);
   }
@@ -91,17 +71,7 @@ inline Case draw_case(Rule r, std::size_t max_T, std::size_t max_d, bool varlen,
   return c;
 }
 
-/// Scales every row of the last axis to Euclidean norm at most `limit`.
-inline void limit_rows(Tensor<double> &x, std::size_t D, double limit) {
-  for (std::size_t row = 0; row * D < x.size(); ++row) {
-    double norm2 = 0;
-    for (std::size_t i = 0; i < D; ++i)
-      norm2 += x[row * D + i] * x[row * D + i];
-    if (norm2 > limit * limit)
-      for (std::size_t i = 0; i < D; ++i)
-        x[row * D + i] *= limit / std::sqrt(norm2) * (1 - 1e-15);
-  }
-}
+using test_support::limit_rows;
 
 /// \brief The inputs of a case: q, k, v, h0 uniform in [-1, 1]; a, b rows of norm <= 1
 /// (dplr, iplr), v rows of norm <= 1 and beta in (0, 1] (gated_oja, so every I - beta v v^T
@@ -113,51 +83,37 @@ inline void limit_rows(Tensor<double> &x, std::size_t D, double limit) {
 template <Scalar S> Inputs<S> make_inputs(const Case &c, bool interior = false) {
   using std::cbrt;
   const double margin = interior ? 2 * to_double(S(cbrt(scalar_traits<S>::epsilon()))) : 0;
-  std::mt19937_64 rng(c.values_seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0), open01(0.0, 1.0);
-  const auto fill = [&](Shape s) {
-    Tensor<double> x(std::move(s));
-    for (std::size_t i = 0; i < x.size(); ++i)
-      x[i] = unit(rng);
-    return x;
-  };
+  test_support::SeededValues values(c.values_seed);
   Inputs<double> in;
-  in.q = fill({c.B, c.T, c.H, c.K});
-  in.k = fill({c.B, c.T, c.H, c.K});
-  in.v = fill({c.B, c.T, c.H, c.V});
+  in.q = values.uniform({c.B, c.T, c.H, c.K});
+  in.k = values.uniform({c.B, c.T, c.H, c.K});
+  in.v = values.uniform({c.B, c.T, c.H, c.V});
   if (c.rule == Rule::gated_oja) {
     limit_rows(in.v, c.V, 1.0);
     in.beta = Tensor<double>({c.B, c.T, c.H});
     for (std::size_t i = 0; i < in.beta.size(); ++i)
-      in.beta[i] = margin + (1.0 - 2 * margin) * (1.0 - open01(rng)); // (0, 1]
+      in.beta[i] = margin + (1.0 - 2 * margin) * (1.0 - values.open01()); // (0, 1]
   } else {
-    in.a = fill({c.B, c.T, c.H, c.K});
-    in.b = fill({c.B, c.T, c.H, c.K});
+    in.a = values.uniform({c.B, c.T, c.H, c.K});
+    in.b = values.uniform({c.B, c.T, c.H, c.K});
     limit_rows(in.a, c.K, 1.0);
     limit_rows(in.b, c.K, 1.0);
   }
   if (c.rule != Rule::iplr) {
     in.g = Tensor<double>({c.B, c.T, c.H, c.rule == Rule::gated_oja ? c.V : c.K});
     for (std::size_t i = 0; i < in.g.size(); ++i) {
-      const double u = open01(rng);
+      const double u = values.open01();
       in.g[i] = c.extreme_gates ? (u < 0.5 ? -1e-8 - margin : -3000.0 * u) : -u - margin;
     }
   }
   if (c.has_h0)
-    in.h0 = fill({c.sequences(), c.H, c.K, c.V});
+    in.h0 = values.uniform({c.sequences(), c.H, c.K, c.V});
   return convert_inputs<S>(in, [](double x) { return from_double<S>(x); });
 }
 
 /// Upstream gradients for a case's outputs, uniform in [-1, 1].
 template <Scalar S> Cotangents<S> make_cotangents(const Case &c, const Output<S> &out) {
-  std::mt19937_64 rng(c.values_seed ^ 0x9e3779b97f4a7c15ull);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  Cotangents<S> ct{Tensor<S>(out.o.shape()), Tensor<S>(out.final_state.shape())};
-  for (std::size_t i = 0; i < ct.d_o.size(); ++i)
-    ct.d_o[i] = from_double<S>(unit(rng));
-  for (std::size_t i = 0; i < ct.d_ht.size(); ++i)
-    ct.d_ht[i] = from_double<S>(unit(rng));
-  return ct;
+  return test_support::uniform_cotangents(c.values_seed, out);
 }
 
 enum class Form { recurrent, parallel, chunk };
@@ -242,6 +198,35 @@ template <Scalar S> Tensor<S> tensor_of(const Mat<S> &m) {
     for (Eigen::Index j = 0; j < m.cols(); ++j)
       t(i, j) = m(i, j);
   return t;
+}
+
+using checks::put_time_slice;
+using checks::time_slice;
+
+/// Steps [0, end) of a [B, T, H, V] output.
+template <Scalar S> Tensor<S> rows_before(const Tensor<S> &o, std::size_t end) {
+  return time_slice(o, 0, end);
+}
+
+/// \brief One case of causality for rule r: every input at t >= cut redrawn (from the next
+/// seed) leaves the outputs at t < cut of every form unchanged, to the last bit.
+template <Scalar S> void causality_case(Rule r) {
+  const Case c = draw_case(r, 12, 4, false, false);
+  const std::size_t cut = *size_in(0, c.T);
+  RC_LOG() << describe(c) << " cut=" << cut << "\n";
+  const Inputs<S> in = make_inputs<S>(c);
+  Case other = c;
+  other.values_seed = c.values_seed + 1;
+  const Inputs<S> later = make_inputs<S>(other);
+  Inputs<S> changed = in; // every input at times >= cut redrawn
+  for (auto f : grad_fields<S>())
+    if (f.input != &Inputs<S>::h0)
+      put_time_slice(changed.*f.input, time_slice(later.*f.input, cut, c.T), cut);
+  for (Form f : all_forms) {
+    const Output<S> a = run(r, f, in, c.options()), b = run(r, f, changed, c.options());
+    RC_LOG() << name_of(f) << "\n";
+    RC_ASSERT(identical(rows_before(a.o, cut), rows_before(b.o, cut)));
+  }
 }
 
 /// Logs the RapidCheck seed of the run, to replay with RC_PARAMS="seed=N".

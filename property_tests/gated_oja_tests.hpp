@@ -75,35 +75,7 @@ template <Scalar S> void gated_oja_varlen_and_causality_are_exact() {
       }
     }
   });
-  rc::prop("causality, bitwise", [] {
-    const Case c = draw_case(Rule::gated_oja, 12, 4, false, false);
-    const std::size_t cut = *size_in(0, c.T);
-    RC_LOG() << describe(c) << " cut=" << cut << "\n";
-    const Inputs<S> in = make_inputs<S>(c);
-    Case other = c;
-    other.values_seed = c.values_seed + 1;
-    const Inputs<S> later = make_inputs<S>(other);
-    Inputs<S> changed = in;
-    for (auto f : grad_fields<S>()) {
-      Tensor<S> &x = changed.*f.input;
-      if (x.empty() || f.input == &Inputs<S>::h0)
-        continue;
-      const std::size_t inner = x.size() / (c.B * std::max<std::size_t>(c.T, 1));
-      for (std::size_t b = 0; b < c.B; ++b)
-        for (std::size_t t = cut; t < c.T; ++t)
-          for (std::size_t i = 0; i < inner; ++i)
-            x[(b * c.T + t) * inner + i] = (later.*f.input)[(b * c.T + t) * inner + i];
-    }
-    for (Form f : all_forms) {
-      const Output<S> a = run(Rule::gated_oja, f, in, c.options());
-      const Output<S> b = run(Rule::gated_oja, f, changed, c.options());
-      for (std::size_t bb = 0; bb < c.B; ++bb)
-        for (std::size_t t = 0; t < cut; ++t)
-          for (std::size_t h = 0; h < c.H; ++h)
-            for (std::size_t j = 0; j < c.V; ++j)
-              RC_ASSERT(a.o(bb, t, h, j) == b.o(bb, t, h, j));
-    }
-  });
+  rc::prop("causality, bitwise", [] { causality_case<S>(Rule::gated_oja); });
 }
 
 template <Scalar S> void gated_oja_two_halves_with_carried_state_equal_one_run() {
@@ -256,15 +228,7 @@ template <Scalar S> void gated_oja_with_gate_one_is_the_oja_rule() {
 
 template <Scalar S> void gated_oja_gradients_equal_dual_and_finite_differences() {
   log_seed();
-  for (bool extreme : {false, true})
-    prop_cases(extreme ? "extreme gates" : "moderate gates", extreme ? 10 : 25, [extreme] {
-      const Case c = draw(7, 3, extreme);
-      RC_LOG() << describe(c) << "\n";
-      std::string why;
-      const bool ok = gradients_agree<S>(c, why);
-      RC_LOG() << why;
-      RC_ASSERT(ok);
-    });
+  gradients_hold<S>(Rule::gated_oja, 25, 10);
 }
 
 } // namespace ruleproof::lowrank_tests

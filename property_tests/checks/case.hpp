@@ -129,6 +129,18 @@ struct Case {
   std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
 };
 
+/// " cu_seqlens=[0,3,3,7]", or nothing without offsets: how every case description shows them.
+inline std::string describe_offsets(const std::vector<std::int64_t> &cu_seqlens) {
+  if (cu_seqlens.empty())
+    return "";
+  std::ostringstream os;
+  os << " cu_seqlens=[";
+  for (std::size_t i = 0; i < cu_seqlens.size(); ++i)
+    os << (i ? "," : "") << cu_seqlens[i];
+  os << "]";
+  return os.str();
+}
+
 namespace detail {
 inline void show_values(std::ostream &os, const char *name, const std::vector<double> &x) {
   if (x.empty())
@@ -149,12 +161,7 @@ inline std::string describe(const Case &c) {
   if (c.power > 0)
     os << " p=" << c.power << " normalised=" << (c.normalise ? "yes" : "no")
        << " rotary_base=" << c.rotary_base;
-  if (!c.cu_seqlens.empty()) {
-    os << " cu_seqlens=[";
-    for (std::size_t i = 0; i < c.cu_seqlens.size(); ++i)
-      os << (i ? "," : "") << c.cu_seqlens[i];
-    os << "]";
-  }
+  os << describe_offsets(c.cu_seqlens);
   detail::show_values(os, "q", c.q);
   detail::show_values(os, "k", c.k);
   detail::show_values(os, "v", c.v);

@@ -8,8 +8,11 @@
 // (0, 1/8, g = -1/8, length 0, chunk size 1).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include <rapidcheck.h>
 
@@ -20,6 +23,18 @@ namespace ruleproof::checks::gen {
 /// A size in [lo, hi], both ends included, independent of the RapidCheck size.
 inline rc::Gen<std::size_t> size_in(std::size_t lo, std::size_t hi) {
   return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi + 1));
+}
+
+/// \brief cu_seqlens cutting one row of T steps into sequences at up to `max_cuts` offsets
+/// drawn in [0, T] (so empty sequences come up), shrinking towards no cut. Called inside a
+/// property or gen::exec, as the test supports draw their cases.
+inline std::vector<std::int64_t> cut_into_sequences(std::size_t T, std::size_t max_cuts = 3) {
+  const std::size_t cuts = *size_in(0, max_cuts);
+  std::vector<std::int64_t> offsets{0, static_cast<std::int64_t>(T)};
+  for (std::size_t i = 0; i < cuts; ++i)
+    offsets.push_back(static_cast<std::int64_t>(*size_in(0, T)));
+  std::sort(offsets.begin(), offsets.end());
+  return offsets;
 }
 
 /// m/8 for m in [-8, 8], shrinking towards 0 through 1/8, -1/8, 2/8, ...

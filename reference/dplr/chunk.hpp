@@ -24,22 +24,14 @@
 
 #include <vector>
 
-#include "../kda/chunk.hpp"
+#include "../low_rank/chunk.hpp"
 
 namespace ruleproof::dplr {
 
-using gla::chunk_local_cumsum;
-using kda::chunk_local_cumsum_reverse;
-using kda::solve_tril;
+using namespace low_rank; // the stages shared with gated_oja (low_rank/chunk.hpp)
 
 namespace detail {
-using gla::detail::ChunkDecay;
-using gla::detail::chunks_of;
-using gla::detail::decay_to_end;
-using gla::detail::exp_of;
-using kda::detail::decay_last;
-using kda::detail::lower;
-using kda::detail::strictly_lower;
+using namespace low_rank::detail;
 
 /// Row r of the result is row r + 1 of x; the last row is zero.
 template <Scalar S> Mat<S> shift_up(const Mat<S> &x) {
@@ -191,10 +183,7 @@ template <class S> struct ChunkStages {
   Mat<S> v2;             ///< L x V, C - W h (KDA's v_new is V + V2)
 };
 
-template <class S> struct ChunkForward {
-  HeadOutput<S> out;
-  ChunkStages<S> stages;
-};
+template <class S> using ChunkForward = low_rank::ChunkForward<S, ChunkStages<S>>;
 
 /// \brief One head of \f$ S_t = (A_t - a_t d_t^\top) S_{t-1} + k_t v_t^\top \f$ (x.b holds d),
 /// chunkwise; any chunk size C >= 1. A head without a gate (x.g with no columns) decays by 1.

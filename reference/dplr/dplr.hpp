@@ -65,7 +65,7 @@ template <Scalar S> HeadGrads<S> from_core(HeadGrads<S> d, const Head<S> &x, Par
 /// \brief One head, parallel form: the whole sequence as one chunk of the chunkwise
 /// engine (every decay pair taken in log space where the range requires it).
 template <Scalar S> HeadOutput<S> parallel_head(const Head<S> &x, const S &scale) {
-  return chunk_head(x, scale, std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows())));
+  return low_rank::whole_sequence_as_one_chunk(x, scale, chunk_head<S>);
 }
 
 template <Scalar S>

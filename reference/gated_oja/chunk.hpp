@@ -19,22 +19,14 @@
 
 #include <vector>
 
-#include "../kda/chunk.hpp"
+#include "../low_rank/chunk.hpp"
 
 namespace ruleproof::gated_oja {
 
-using gla::chunk_local_cumsum;
-using kda::chunk_local_cumsum_reverse;
-using kda::solve_tril;
+using namespace low_rank; // the stages shared with dplr (low_rank/chunk.hpp)
 
 namespace detail {
-using gla::detail::ChunkDecay;
-using gla::detail::chunks_of;
-using gla::detail::decay_to_end;
-using gla::detail::exp_of;
-using kda::detail::decay_last;
-using kda::detail::lower;
-using kda::detail::strictly_lower;
+using namespace low_rank::detail;
 } // namespace detail
 
 /// \brief `chunk_scaled_dot_vvt`: \f$ A_0 = \mathrm{Diag}(\beta) (V^{\leftarrow}
@@ -114,10 +106,7 @@ template <class S> struct ChunkStages {
   Mat<S> k_new;           ///< L x K, U - W h^T
 };
 
-template <class S> struct ChunkForward {
-  HeadOutput<S> out;
-  ChunkStages<S> stages;
-};
+template <class S> using ChunkForward = low_rank::ChunkForward<S, ChunkStages<S>>;
 
 /// \brief One head, chunkwise (seed 000, section 1.3); any chunk size C >= 1.
 template <Scalar S>

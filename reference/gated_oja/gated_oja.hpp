@@ -14,7 +14,7 @@ inline const Signature signature{GateKind::value, true, 0.0, 1.0, 0, false};
 /// \brief One head, parallel form: the whole sequence as one chunk (every decay pair taken
 /// in log space where the range requires it).
 template <Scalar S> HeadOutput<S> parallel_head(const Head<S> &x, const S &scale) {
-  return chunk_head(x, scale, std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows())));
+  return low_rank::whole_sequence_as_one_chunk(x, scale, chunk_head<S>);
 }
 
 template <Scalar S> Output<S> recurrent(const Inputs<S> &in, const Options &opts) {

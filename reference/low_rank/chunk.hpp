@@ -1,0 +1,42 @@
+// ruleproof: what the chunkwise forms of the low-rank rules (dplr, iplr, gated_oja) share:
+// the stages and helpers they take from gla and kda (chunk_local_cumsum, its reverse,
+// solve_tril, ChunkDecay and the decay and mask helpers), a chunkwise forward's outputs with
+// its stage intermediates, and the parallel form as one chunk as long as the sequence.
+#pragma once
+
+#include <algorithm>
+
+#include "../kda/chunk.hpp"
+
+namespace ruleproof::low_rank {
+
+using gla::chunk_local_cumsum;
+using kda::chunk_local_cumsum_reverse;
+using kda::solve_tril;
+
+namespace detail {
+using gla::detail::ChunkDecay;
+using gla::detail::chunks_of;
+using gla::detail::decay_to_end;
+using gla::detail::exp_of;
+using kda::detail::decay_last;
+using kda::detail::lower;
+using kda::detail::strictly_lower;
+} // namespace detail
+
+/// \brief One head's chunkwise forward: its outputs and the stage intermediates (the rule's
+/// `ChunkStages`) a kernel is checked against, stage by stage.
+template <class S, class Stages> struct ChunkForward {
+  HeadOutput<S> out;
+  Stages stages;
+};
+
+/// \brief One head, parallel form: the whole sequence as one chunk of the rule's chunkwise
+/// form `chunk_head(x, scale, C)`, so every decay pair is taken in log space where the
+/// exponent range of S requires it.
+template <Scalar S, class ChunkHead>
+HeadOutput<S> whole_sequence_as_one_chunk(const Head<S> &x, const S &scale, ChunkHead chunk_head) {
+  return chunk_head(x, scale, std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows())));
+}
+
+} // namespace ruleproof::low_rank
