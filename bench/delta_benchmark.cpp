@@ -11,10 +11,13 @@
 // thread. "ms" columns are wall clock; "cpu ms" is the thread's CPU time (on a shared machine
 // the wall clock also counts others' work).
 //
-// Figures (T = 4096, K = V = 128, C = 64, float128, ms fwd+bwd, build machine: 2 cores, shared):
-//   version                                             Gated DeltaNet          KDA
-//   plain Eigen float128 (206e573)                      104 245 wall, ~94 000 CPU
-//   products.hpp dot products, exps once, per-row decay  see the commit message
+// Figures (T = 4096, K = V = 128, C = 64, one head, ms fwd+bwd, thread CPU time; build machine,
+// 2 cores shared with other work, pinned to one core; the wall clock was up to 3.5x the CPU time
+// under load, about 1.1x on a quiet machine):
+//   version                                                   Gated DeltaNet        KDA
+//   plain Eigen float128 (206e573)                                    80 316     77 571
+//   products.hpp dot products, exps once a chunk, GDN decay per row    6 517      9 128
+//   double, 206e573 / now                                         755 / 454  654 / 384
 #include <algorithm> // std::min
 #include <chrono>    // steady_clock
 #include <cmath>     // std::exp, std::log1p, std::sqrt
