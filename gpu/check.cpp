@@ -245,7 +245,7 @@ std::string Verdict::summary() const {
 }
 
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
-              const Tensor<float> &twin, const Tensor<double> &truth) {
+              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms) {
   Verdict v;
   v.output = output;
   v.stored = stored;
@@ -276,7 +276,7 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
     v.truth_value = truth[v.worst_index];
     v.twin_value = twin[v.worst_index];
   }
-  v.floor = unit_roundoff(stored) * v.truth_max;
+  v.floor = std::sqrt(double(summed_terms)) * unit_roundoff(stored) * v.truth_max;
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
   return v;
 }
@@ -321,7 +321,7 @@ Result check_backward(const Case &c, unsigned threads) {
   add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, to_double_tensor(truth.dq)));
   add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
   add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
-  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg)));
+  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg), c.T));
   if (c.has_h0)
     add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
   const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);

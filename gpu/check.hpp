@@ -74,8 +74,13 @@ struct Verdict {
 };
 
 /// \brief The verdict on one output; all three tensors of one shape (else not finite).
+/// `summed_terms`: how many terms each element of the output sums (dg: a reverse cumulative
+/// sum over the sequence). The floor of the allowed error is then sqrt(summed_terms) roundings
+/// of the largest entry, the probabilistic size of rounding in an n-term sum (Higham and
+/// Mary, 2019): the twin's own error on one input can fall far below it by chance, and a
+/// correct kernel summing in another order must not fail for that.
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
-              const Tensor<float> &twin, const Tensor<double> &truth);
+              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
 
 /// \brief A check's outcome on one case: its verdicts, or what differed (bitwise checks).
 struct Result {

@@ -79,7 +79,8 @@ std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref
       check::judge("dq", c.storage, kernel.grads.dq, ref.twin_g.dq, truth_of(ref.truth_g.dq)),
       check::judge("dk", c.storage, kernel.grads.dk, ref.twin_g.dk, truth_of(ref.truth_g.dk)),
       check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv, truth_of(ref.truth_g.dv)),
-      check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg, truth_of(ref.truth_g.dg))};
+      check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg, truth_of(ref.truth_g.dg),
+                   c.T)};
   if (c.has_h0)
     v.push_back(check::judge("dh0", DType::fp32, kernel.grads.dh0, ref.twin_g.dh0,
                              truth_of(ref.truth_g.dh0)));
