@@ -23,6 +23,7 @@
 #include "gpu/device.hpp"
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
+#include "reference/core/seeds.hpp"
 #include "reports/atomic_write.hpp"
 
 namespace ruleproof::cli {
@@ -39,21 +40,6 @@ struct VerifyOptions {
   unsigned threads = 1;
   unsigned mpfr_digits = 50;
 };
-
-/// splitmix64: one well-mixed 64-bit number from another.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t hash_of(const std::string &s) {
-  std::uint64_t h = 1469598103934665603ULL; // FNV-1a
-  for (unsigned char ch : s)
-    h = (h ^ ch) * 1099511628211ULL;
-  return h;
-}
 
 /// The seed of case i of property p on rule r: the same in every scalar, so the three
 /// precisions see the same inputs.

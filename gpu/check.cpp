@@ -9,6 +9,7 @@
 
 #include "chunk_gla.hpp"
 #include "reference/core/float128.hpp"
+#include "reference/core/seeds.hpp"
 #include "twin.hpp"
 
 namespace ruleproof::gpu::check {
@@ -19,10 +20,9 @@ namespace {
 struct Stream {
   std::uint64_t state;
   std::uint64_t next() {
-    std::uint64_t x = (state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    const std::uint64_t x = mix(state);
+    state += 0x9e3779b97f4a7c15ULL;
+    return x;
   }
   /// uniform in [0, 1), 53 bits
   double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }

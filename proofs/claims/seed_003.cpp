@@ -98,6 +98,16 @@ template <class S> Chunk<S> chunk_of(const Gdn<S> &g, const kda::detail::ChunkRa
   return c;
 }
 
+/// Both sides chunk by chunk: `chunk_sides(i, c)` gives chunk i's two sides, stacked in order.
+template <class S, class F> Sides<S> per_chunk(const Gdn<S> &g, F chunk_sides) {
+  std::vector<Mat<S>> l, r;
+  for (std::size_t i = 0; i < g.chunks.size(); ++i) {
+    Sides<S> s = chunk_sides(i, chunk_of(g, g.chunks[i]));
+    l.push_back(std::move(s.lhs)), r.push_back(std::move(s.rhs));
+  }
+  return sides_of(l, r);
+}
+
 /// Diag(gamma) as the note writes it: gamma itself (`as_exp` false) or exp(gamma).
 template <class S> Mat<S> Dg(const Mat<S> &gamma, bool as_exp, int power = 1) {
   using std::exp;
@@ -116,22 +126,6 @@ template <class S> Mat<S> Dto_end(const Chunk<S> &c) {
   for (Eigen::Index i = 0; i < c.n; ++i)
     d(i, i) = exp(S(c.gammaC() - c.gamma(i, 0)));
   return d;
-}
-
-/// The inverse by Gauss-Jordan elimination without pivoting (I + A0 is unit lower triangular).
-template <class S> Mat<S> inverse(Mat<S> a) {
-  const Eigen::Index n = a.rows();
-  Mat<S> inv = Mat<S>::Identity(n, n);
-  for (Eigen::Index p = 0; p < n; ++p) {
-    const S piv = a(p, p);
-    a.row(p) /= piv, inv.row(p) /= piv;
-    for (Eigen::Index r = 0; r < n; ++r)
-      if (r != p) {
-        const S f = a(r, p);
-        a.row(r) -= f * a.row(p), inv.row(r) -= f * inv.row(p);
-      }
-  }
-  return inv;
 }
 
 /// Row sums (the gradient of a scalar gate repeated over the keys).
@@ -168,12 +162,9 @@ std::vector<Claim> forward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
-        std::vector<Mat<S>> l, r;
-        for (const auto &ch : g.chunks) {
-          l.push_back(chunk_of(g, ch).gamma);
-          r.push_back(t.fwd.stages.g_cum.block(ch.begin, 0, ch.size, 1));
-        }
-        return sides_of(l, r);
+        return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {
+          return Sides<S>{c.gamma, t.fwd.stages.g_cum.block(c.s, 0, c.n, 1)};
+        });
       })));
   {
     Claim c = claim(
@@ -191,30 +182,23 @@ std::vector<Claim> forward_claims() {
              SCALAR;
              const Gdn<S> g = draw_gdn(d);
              const Truth<S> t(g, false);
-             std::vector<Mat<S>> l, r;
-             for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-               l.push_back(note_A0(chunk_of(g, g.chunks[i]), as_exp));
-               r.push_back(t.fwd.stages.A0[i]);
-             }
-             return sides_of(l, r);
+             return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+               return Sides<S>{note_A0(c, as_exp), t.fwd.stages.A0[i]};
+             });
            })});
     out.push_back(c);
   }
-  out.push_back(
-      claim("003.fwd.step2.A", fwd_src("Step 2"),
-            R"(\widetilde{\mathbf{A}}_{[t]} = (\mathbf{I} + \widetilde{\mathbf{A_0}}_{[t]})^{-1})",
-            "A_[t] = (I + A0_[t])^-1, A0 with Diag(exp gamma) arrows", check_of([](auto &d) {
-              SCALAR;
-              const Gdn<S> g = draw_gdn(d);
-              const Truth<S> t(g, false);
-              std::vector<Mat<S>> l, r;
-              for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-                const Chunk<S> c = chunk_of(g, g.chunks[i]);
-                l.push_back(inverse<S>(Mat<S>::Identity(c.n, c.n) + note_A0(c, true)));
-                r.push_back(t.fwd.stages.A[i]);
-              }
-              return sides_of(l, r);
-            })));
+  out.push_back(claim(
+      "003.fwd.step2.A", fwd_src("Step 2"),
+      R"(\widetilde{\mathbf{A}}_{[t]} = (\mathbf{I} + \widetilde{\mathbf{A_0}}_{[t]})^{-1})",
+      "A_[t] = (I + A0_[t])^-1, A0 with Diag(exp gamma) arrows", check_of([](auto &d) {
+        SCALAR;
+        const Gdn<S> g = draw_gdn(d);
+        const Truth<S> t(g, false);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          return Sides<S>{gla::detail::unit_lower_inverse(note_A0(c, true)), t.fwd.stages.A[i]};
+        });
+      })));
   out.push_back(claim(
       "003.fwd.step3.U", fwd_src("Step 3"),
       R"(\mathbf{U}_{[t]} &= \widetilde{\mathbf{A}}_{[t]} \text{Diag}(\boldsymbol{\beta}_{[t]}) \mathbf{V}_{[t]})",
@@ -222,13 +206,9 @@ std::vector<Claim> forward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
-        std::vector<Mat<S>> l, r;
-        for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-          const Chunk<S> c = chunk_of(g, g.chunks[i]);
-          l.push_back(t.fwd.stages.A[i] * Db(c.beta) * c.v);
-          r.push_back(chunk_rows(t.fwd.stages.u, c));
-        }
-        return sides_of(l, r);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          return Sides<S>{t.fwd.stages.A[i] * Db(c.beta) * c.v, chunk_rows(t.fwd.stages.u, c)};
+        });
       })));
   out.push_back(claim(
       "003.fwd.step3.W", fwd_src("Step 3"),
@@ -237,13 +217,10 @@ std::vector<Claim> forward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
-        std::vector<Mat<S>> l, r;
-        for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-          const Chunk<S> c = chunk_of(g, g.chunks[i]);
-          l.push_back(t.fwd.stages.A[i] * Dg(c.gamma, true) * Db(c.beta) * c.k);
-          r.push_back(chunk_rows(t.fwd.stages.w, c));
-        }
-        return sides_of(l, r);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          return Sides<S>{t.fwd.stages.A[i] * Dg(c.gamma, true) * Db(c.beta) * c.k,
+                          chunk_rows(t.fwd.stages.w, c)};
+        });
       })));
   out.push_back(claim(
       "003.fwd.step4.v_new", fwd_src("Step 4"),
@@ -253,14 +230,11 @@ std::vector<Claim> forward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
-        std::vector<Mat<S>> l, r;
-        for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-          const Chunk<S> c = chunk_of(g, g.chunks[i]);
-          l.push_back(chunk_rows(t.fwd.stages.u, c) -
-                      chunk_rows(t.fwd.stages.w, c) * t.start(i, g.x));
-          r.push_back(chunk_rows(t.fwd.stages.v_new, c));
-        }
-        return sides_of(l, r);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          return Sides<S>{chunk_rows(t.fwd.stages.u, c) -
+                              chunk_rows(t.fwd.stages.w, c) * t.start(i, g.x),
+                          chunk_rows(t.fwd.stages.v_new, c)};
+        });
       })));
   // Step 4's state update: the decay factor as written (gamma^C, a log) and corrected.
   for (const bool corrected : {false, true}) {
@@ -274,15 +248,12 @@ std::vector<Claim> forward_claims() {
           using std::exp;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g, false);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
             const S decay = corrected ? S(exp(c.gammaC())) : c.gammaC();
-            l.push_back(decay * t.start(i, g.x) +
-                        c.k.transpose() * (Dto_end(c) * chunk_rows(t.fwd.stages.v_new, c)));
-            r.push_back(t.end_states[i]);
-          }
-          return sides_of(l, r);
+            return Sides<S>{decay * t.start(i, g.x) +
+                                c.k.transpose() * (Dto_end(c) * chunk_rows(t.fwd.stages.v_new, c)),
+                            t.end_states[i]};
+          });
         }));
     if (corrected)
       c.correction_of = "003.fwd.step4.state";
@@ -303,17 +274,14 @@ std::vector<Claim> forward_claims() {
              SCALAR;
              const Gdn<S> g = draw_gdn(d, false);
              const Truth<S> t(g, false);
-             std::vector<Mat<S>> l, r;
-             for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-               const Chunk<S> c = chunk_of(g, g.chunks[i]);
+             return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
                const Mat<S> q = scaled ? Mat<S>(g.scale * c.q) : c.q;
                const Mat<S> ql = Dg(c.gamma, true) * q, kr = Dg(c.gamma, true, -1) * c.k;
-               l.push_back(Dg(c.gamma, true) * q * t.start(i, g.x) +
-                           Mat<S>(ql * kr.transpose()).cwiseProduct(causal_mask<S>(c.n)) *
-                               chunk_rows(t.fwd.stages.v_new, c));
-               r.push_back(chunk_rows(t.o, c));
-             }
-             return sides_of(l, r);
+               return Sides<S>{Dg(c.gamma, true) * q * t.start(i, g.x) +
+                                   Mat<S>(ql * kr.transpose()).cwiseProduct(causal_mask<S>(c.n)) *
+                                       chunk_rows(t.fwd.stages.v_new, c),
+                               chunk_rows(t.o, c)};
+             });
            })});
     out.push_back(c);
   }
@@ -332,7 +300,7 @@ std::vector<Claim> forward_claims() {
         for (const auto &ch : g.chunks) {
           const Chunk<S> c = chunk_of(g, ch);
           const Mat<S> E = Dg(c.gamma, true), Ei = Dg(c.gamma, true, -1);
-          const Mat<S> A = inverse<S>(Mat<S>::Identity(c.n, c.n) + note_A0(c, true));
+          const Mat<S> A = gla::detail::unit_lower_inverse(note_A0(c, true));
           const Mat<S> U = A * Db(c.beta) * c.v, W = A * E * Db(c.beta) * c.k;
           const Mat<S> v_new = U - W * state;
           const Mat<S> q = g.scale * c.q;
@@ -356,16 +324,13 @@ std::vector<Claim> backward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g);
-        std::vector<Mat<S>> l, r;
-        for (const auto &ch : g.chunks) {
-          const Chunk<S> c = chunk_of(g, ch);
+        return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {
           const Mat<S> ql = Dg(c.gamma, true) * c.q, kr = Dg(c.gamma, true, -1) * c.k;
-          l.push_back(
+          return Sides<S>{
               Mat<S>(kr * ql.transpose()).cwiseProduct(Mat<S>(causal_mask<S>(c.n).transpose())) *
-              c.d_o);
-          r.push_back(chunk_rows(t.dv_local, c));
-        }
-        return sides_of(l, r);
+                  c.d_o,
+              chunk_rows(t.dv_local, c)};
+        });
       })));
   out.push_back(claim(
       "003.bwd.step4.dU", bwd_src("Step 4"),
@@ -376,13 +341,10 @@ std::vector<Claim> backward_claims() {
         SCALAR;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g);
-        std::vector<Mat<S>> l, r;
-        for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-          const Chunk<S> c = chunk_of(g, g.chunks[i]);
-          l.push_back(Dto_end(c) * c.k * t.dhu.dh[i] + chunk_rows(t.dv_local, c));
-          r.push_back(chunk_rows(t.dhu.dv, c));
-        }
-        return sides_of(l, r);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          return Sides<S>{Dto_end(c) * c.k * t.dhu.dh[i] + chunk_rows(t.dv_local, c),
+                          chunk_rows(t.dhu.dv, c)};
+        });
       })));
   for (const bool corrected : {false, true}) {
     Claim c = claim(
@@ -427,16 +389,13 @@ std::vector<Claim> backward_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
             const Mat<S> dB = Mat<S>(c.d_o * chunk_rows(t.fwd.stages.v_new, c).transpose())
                                   .cwiseProduct(causal_mask<S>(c.n));
             const Mat<S> D = Dg(c.gamma, corrected), Di = Dg(c.gamma, corrected, -1);
-            l.push_back(D * c.d_o * t.start(i, g.x).transpose() + D * dB * Di * c.k);
-            r.push_back(chunk_rows(t.grads.dq, c));
-          }
-          return sides_of(l, r);
+            return Sides<S>{D * c.d_o * t.start(i, g.x).transpose() + D * dB * Di * c.k,
+                            chunk_rows(t.grads.dq, c)};
+          });
         }));
     c.gradient = true;
     if (corrected)
@@ -456,17 +415,14 @@ std::vector<Claim> backward_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
             const Mat<S> vn = chunk_rows(t.fwd.stages.v_new, c);
             const Mat<S> dB = Mat<S>(c.d_o * vn.transpose()).cwiseProduct(causal_mask<S>(c.n));
             const Mat<S> D = Dg(c.gamma, corrected), Di = Dg(c.gamma, corrected, -1);
-            l.push_back(Dto_end(c) * vn * t.dhu.dh[i].transpose() +
-                        Mat<S>(D * dB * Di).transpose() * c.q);
-            r.push_back(chunk_rows(t.qkw.dk, c));
-          }
-          return sides_of(l, r);
+            return Sides<S>{Dto_end(c) * vn * t.dhu.dh[i].transpose() +
+                                Mat<S>(D * dB * Di).transpose() * c.q,
+                            chunk_rows(t.qkw.dk, c)};
+          });
         }));
     c.gradient = true;
     if (corrected)
@@ -481,13 +437,10 @@ std::vector<Claim> backward_claims() {
                 SCALAR;
                 const Gdn<S> g = draw_gdn(d);
                 const Truth<S> t(g);
-                std::vector<Mat<S>> l, r;
-                for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-                  const Chunk<S> c = chunk_of(g, g.chunks[i]);
-                  l.push_back(Mat<S>(-chunk_rows(t.dhu.dv, c) * t.start(i, g.x).transpose()));
-                  r.push_back(chunk_rows(t.qkw.dw, c));
-                }
-                return sides_of(l, r);
+                return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+                  return Sides<S>{Mat<S>(-chunk_rows(t.dhu.dv, c) * t.start(i, g.x).transpose()),
+                                  chunk_rows(t.qkw.dw, c)};
+                });
               }));
     c.gradient = true;
     out.push_back(c);
@@ -575,9 +528,7 @@ std::vector<Claim> backward_claims() {
              using std::exp;
              const Gdn<S> g = draw_gdn(d);
              const Truth<S> t(g);
-             std::vector<Mat<S>> l, r;
-             for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-               const Chunk<S> c = chunk_of(g, g.chunks[i]);
+             return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
                const Mat<S> &dS = t.dhu.dh[i];
                const Mat<S> vn = chunk_rows(t.fwd.stages.v_new, c), S0 = t.start(i, g.x);
                const Mat<S> dK_S = Dto_end(c) * vn * dS.transpose();
@@ -591,10 +542,8 @@ std::vector<Claim> backward_claims() {
                const S dgC = Mat<S>(dS.transpose() * S0).trace() * eC +
                              Mat<S>(dK_S * c.k.transpose()).trace();
                dg(c.n - 1, 0) += times_exp ? S(dgC * eC) : dgC;
-               l.push_back(dg);
-               r.push_back(row_sum<S>(chunk_rows(t.qkw.dg, c)));
-             }
-             return sides_of(l, r);
+               return Sides<S>{dg, row_sum<S>(chunk_rows(t.qkw.dg, c))};
+             });
            })});
     c.gradient = true;
     out.push_back(c);
@@ -630,13 +579,9 @@ std::vector<Claim> step6_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
-            l.push_back(Db(c.beta) * step6(g, t, i).AtdU);
-            r.push_back(chunk_rows(t.grads.dv, c));
-          }
-          return sides_of(l, r);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            return Sides<S>{Db(c.beta) * step6(g, t, i).AtdU, chunk_rows(t.grads.dv, c)};
+          });
         }));
     c.gradient = true;
     out.push_back(c);
@@ -653,14 +598,10 @@ std::vector<Claim> step6_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
             const Step6<S> s = step6(g, t, i);
-            l.push_back(s.dK_W + s.dK_X);
-            r.push_back(chunk_rows(t.wy.dk, c));
-          }
-          return sides_of(l, r);
+            return Sides<S>{s.dK_W + s.dK_X, chunk_rows(t.wy.dk, c)};
+          });
         }));
     c.gradient = true;
     out.push_back(c);
@@ -676,15 +617,12 @@ std::vector<Claim> step6_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (std::size_t i = 0; i < g.chunks.size(); ++i) {
-            const Chunk<S> c = chunk_of(g, g.chunks[i]);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
             const Step6<S> s = step6(g, t, i);
-            l.push_back(diag_vec<S>(Dg(c.gamma, corrected) * s.AtdW * c.k.transpose()) +
-                        diag_vec<S>(s.AtdU * c.v.transpose()) + diag_vec<S>(s.dAx * s.G));
-            r.push_back(Mat<S>(t.grads.dbeta.segment(c.s, c.n)));
-          }
-          return sides_of(l, r);
+            return Sides<S>{diag_vec<S>(Dg(c.gamma, corrected) * s.AtdW * c.k.transpose()) +
+                                diag_vec<S>(s.AtdU * c.v.transpose()) + diag_vec<S>(s.dAx * s.G),
+                            Mat<S>(t.grads.dbeta.segment(c.s, c.n))};
+          });
         }));
     c.gradient = true;
     if (corrected)
@@ -737,18 +675,14 @@ std::vector<Claim> step6_claims() {
           SCALAR;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
-          std::vector<Mat<S>> l, r;
-          for (const auto &ch : g.chunks) {
-            const Chunk<S> c = chunk_of(g, ch);
+          return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {
             const Mat<S> dgamma =
                 row_sum<S>(chunk_rows(t.qkw.dg, c)) + row_sum<S>(chunk_rows(t.wy.dg, c));
             Mat<S> suffix = dgamma;
             for (Eigen::Index k = c.n - 1; k-- > 0;)
               suffix(k, 0) += suffix(k + 1, 0);
-            l.push_back(suffix);
-            r.push_back(row_sum<S>(chunk_rows(t.grads.dg, c)));
-          }
-          return sides_of(l, r);
+            return Sides<S>{suffix, row_sum<S>(chunk_rows(t.grads.dg, c))};
+          });
         }));
     c.gradient = true;
     out.push_back(c);
