@@ -84,6 +84,11 @@ Evaluation evaluate_exact(const Check &check, const Sizes &sizes, std::uint64_t 
   return e;
 }
 
+/// MPFR's default precision is one setting of the whole process (Boost 1.74 keeps it in a
+/// static, not per thread): an evaluation at a chosen precision holds this lock throughout,
+/// or a thread at D digits would make another's values at 2D digits.
+std::mutex mpfr_precision;
+
 Mat<mpfr> evaluate_mpfr_side(const Check &check, const Sizes &sizes, std::uint64_t seed,
                              unsigned digits, Mat<mpfr> &rhs) {
   set_mpfr_digits(digits);
@@ -98,6 +103,7 @@ Mat<mpfr> evaluate_mpfr_side(const Check &check, const Sizes &sizes, std::uint64
 /// agree when they differ by less than 1000 times that (plus 1000 ulps of the larger side).
 Evaluation evaluate_mpfr(const Check &check, const Sizes &sizes, std::uint64_t seed,
                          unsigned digits) {
+  const std::lock_guard<std::mutex> lock(mpfr_precision);
   Mat<mpfr> r_lo, r_hi;
   const Mat<mpfr> l_lo = evaluate_mpfr_side(check, sizes, seed, digits, r_lo);
   const Mat<mpfr> l_hi = evaluate_mpfr_side(check, sizes, seed, 2 * digits, r_hi);

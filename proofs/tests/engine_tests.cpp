@@ -143,6 +143,30 @@ TEST_CASE("claims_engine_uses_mpfr_where_exact_arithmetic_ends") {
   CHECK(bad.readings[0].counterexample->sizes.K == 1);
 }
 
+TEST_CASE("claims_engine_decides_mpfr_claims_alike_on_any_number_of_threads") {
+  // exp(a + b) = exp(a) exp(b) on a long row: the sides agree to 2D digits only if each
+  // evaluation keeps its own precision while other threads evaluate at another.
+  const Check exp_of_sum = check_of([](auto &d) {
+    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using std::exp;
+    const Mat<S> a = d.values(1, 400), b = d.values(1, 400);
+    Mat<S> lhs(1, a.cols()), rhs(1, a.cols());
+    for (Eigen::Index i = 0; i < a.cols(); ++i) {
+      lhs(0, i) = exp(S(a(0, i) + b(0, i)));
+      rhs(0, i) = exp(a(0, i)) * exp(b(0, i));
+    }
+    return Sides<S>{lhs, rhs};
+  });
+  std::vector<Claim> copies;
+  for (int i = 0; i < 64; ++i)
+    copies.push_back(test_claim("exp.sum." + std::to_string(i), exp_of_sum));
+  std::vector<const Claim *> claims;
+  for (const Claim &c : copies)
+    claims.push_back(&c);
+  for (const ClaimResult &r : decide_all(claims, options, 4, {}))
+    CHECK(r.verdict == Verdict::holds);
+}
+
 TEST_CASE("claims_engine_rejects_a_correction_that_does_not_hold_and_reports_readings") {
   Claim wrong = test_claim("fix.wrong", sum_from(1));
   wrong.correction_of = "false.range";
