@@ -166,6 +166,14 @@ inline Claim claim(std::string id, Source source, std::string quote, std::string
   return c;
 }
 
+/// \brief A corrected formula registered beside the claim `of` that fails as written: the
+/// same source and quote, its own statement and check. The engine requires that it holds.
+inline Claim correction(std::string id, const Claim &of, std::string statement, Check check) {
+  Claim c = claim(std::move(id), of.source, of.quote, std::move(statement), std::move(check));
+  c.correction_of = of.id;
+  return c;
+}
+
 /// Stacks matrices of equal column count (several parts of a claim in one side).
 template <class S> Mat<S> stack(const std::vector<Mat<S>> &parts) {
   Eigen::Index rows = 0, cols = parts.empty() ? 0 : parts.front().cols();

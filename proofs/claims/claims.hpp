@@ -7,6 +7,8 @@
 
 namespace ruleproof::proofs::notes {
 
+std::vector<Claim> seed_000_claims();
+std::vector<Claim> seed_001_claims();
 std::vector<Claim> seed_002_claims();
 std::vector<Claim> seed_003_claims();
 std::vector<Claim> seed_004_claims();

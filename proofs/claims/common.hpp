@@ -35,6 +35,26 @@ Head<S> draw_head(Draw<S> &d, std::size_t gate_cols, bool with_beta = false, boo
   return x;
 }
 
+/// The first t rows of a head (its initial state kept).
+template <class S> Head<S> first_rows(const Head<S> &x, Eigen::Index t) {
+  Head<S> y = x;
+  y.q = x.q.topRows(t), y.k = x.k.topRows(t), y.v = x.v.topRows(t), y.g = x.g.topRows(t);
+  if (x.beta.size() > 0)
+    y.beta = x.beta.head(t);
+  y.a = x.a.topRows(t), y.b = x.b.topRows(t);
+  return y;
+}
+
+/// The states S_1 ... S_T of a rule, each the final state `recurrent(prefix).ht` of a prefix
+/// run by the reference's recurrent form.
+template <class S, class Recurrent>
+std::vector<Mat<S>> states_of(const Head<S> &x, Recurrent recurrent) {
+  std::vector<Mat<S>> states;
+  for (Eigen::Index t = 1; t <= x.q.rows(); ++t)
+    states.push_back(recurrent(first_rows(x, t)).ht);
+  return states;
+}
+
 /// The causal mask M (L x L): 1 where i >= j (`inclusive`) or i > j, else 0.
 template <class S> Mat<S> causal_mask(Eigen::Index L, bool inclusive = true) {
   Mat<S> M = Mat<S>::Zero(L, L);

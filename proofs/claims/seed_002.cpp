@@ -2,25 +2,15 @@
 // log-space forms). The truth is the reference: linear_attn and gla's recurrent form.
 #include "claims.hpp"
 #include "common.hpp"
+#include "reference/gla/layer.hpp"
 #include "reference/linear_attn/linear_attn.hpp"
 
 namespace ruleproof::proofs::notes {
 namespace {
 
-/// The first t rows of a head (its initial state kept).
-template <class S> Head<S> prefix(const Head<S> &x, Eigen::Index t) {
-  Head<S> y = x;
-  y.q = x.q.topRows(t), y.k = x.k.topRows(t), y.v = x.v.topRows(t), y.g = x.g.topRows(t);
-  y.a = x.a.topRows(t), y.b = x.b.topRows(t);
-  return y;
-}
-
-/// The reference's states S_1 ... S_T of gla (each the final state of a prefix).
+/// The reference's states S_1 ... S_T of gla.
 template <class S> std::vector<Mat<S>> gla_states(const Head<S> &x) {
-  std::vector<Mat<S>> states;
-  for (Eigen::Index t = 1; t <= x.q.rows(); ++t)
-    states.push_back(gla::recurrent_head(prefix(x, t), S(1)).ht);
-  return states;
+  return states_of(x, [](const Head<S> &y) { return gla::recurrent_head(y, S(1)); });
 }
 
 /// Normalised linear attention as the reference computes it (identity feature map).
@@ -249,12 +239,173 @@ std::vector<Claim> gla_forms() {
   return out;
 }
 
+/// One batch of the multi-head layer and block: x [1, T, D] with D = K + 1, H = 2 heads of
+/// K' = K keys and V' = V values, the core's recurrent form with scale 1 (the note has none),
+/// LN without eps or affine part (the note's LN), SwiGLU of width F = D.
+template <class S> struct LayerDraw {
+  Tensor<S> x;
+  gla::BlockParams<S> p;
+  gla::BlockOptions opts;
+};
+
+template <class S> LayerDraw<S> draw_layer(Draw<S> &d) {
+  const std::size_t T = d.sizes.T, K = d.sizes.K, V = d.sizes.V, H = 2, D = K + 1;
+  LayerDraw<S> l;
+  l.x = Tensor<S>({1, T, D});
+  gla::detail::put_batch_rows(l.x, d.values(T, D), 0);
+  gla::LayerParams<S> &a = l.p.attn;
+  a.heads = H;
+  a.W_q = d.values(D, H * K), a.W_k = d.values(D, H * K), a.W_v = d.values(D, H * V);
+  a.W_g = d.values(D, H * K), a.W_r = d.values(D, H * V), a.W_o = d.values(H * V, D);
+  a.b_r = d.values(H * V, 1).col(0);
+  l.p.W_1 = d.values(D, D), l.p.W_2 = d.values(D, D), l.p.W_3 = d.values(D, D);
+  l.opts.layer.core.scale = 1.0;
+  l.opts.layer.form = gla::core_form::recurrent;
+  l.opts.layer.norm_eps = 0.0;
+  return l;
+}
+
+/// LN of every row of a T x n matrix: (z - mean z) / sqrt(var z), the note's LN.
+template <class S> Mat<S> layer_norm_rows(const Mat<S> &z) {
+  return gla::normalize_rows<S>(z, gla::norm_kind::layer_norm, {}, S(0));
+}
+
+/// Swish of every entry.
+template <class S> Mat<S> swish_of(const Mat<S> &z) {
+  return z.unaryExpr([](const S &e) { return gla::swish(e); });
+}
+
+/// The note's SwiGLU(Z) = (Swish(Z W_1) (.) Z W_2) W_3.
+template <class S> Mat<S> swiglu_as_written(const Mat<S> &Z, const gla::BlockParams<S> &p) {
+  return swish_of<S>(Z * p.W_1).cwiseProduct(Z * p.W_2) * p.W_3;
+}
+
+std::vector<Claim> multi_head_layer() {
+  const Source src{seed_002, "Multi-head GLA layer", ""};
+  std::vector<Claim> out;
+  out.push_back(claim(
+      "002.layer.heads", src,
+      R"(\boldsymbol{S}^h_t &= \left( (\boldsymbol{\alpha}^h_t)^\top \boldsymbol{1} \right) \odot \boldsymbol{S}^h_{t-1} + \boldsymbol{k}^{h \top}_t \boldsymbol{v}^h_t)",
+      "S^h_t = ((alpha^h_t)^T 1) (.) S^h_{t-1} + k^h_t^T v^h_t, o^h_t = q^h_t S^h_t, each head "
+      "its own K' x V' state, against the layer's core",
+      check_of([](auto &d) {
+        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using std::exp;
+        const LayerDraw<S> l = draw_layer(d);
+        const gla::LayerStages<S> st = gla::layer_stages(l.x, l.p.attn, l.opts.layer);
+        const Inputs<S> &in = st.core_in;
+        const std::size_t T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3), V = in.v.dim(3);
+        Mat<S> lhs(T, H * V), rhs(T, H * V);
+        for (std::size_t h = 0; h < H; ++h) {
+          Mat<S> state = Mat<S>::Zero(K, V);
+          for (std::size_t t = 0; t < T; ++t) {
+            Mat<S> q(1, K), k(1, K), alpha(1, K), v(1, V);
+            for (std::size_t i = 0; i < K; ++i) {
+              q(0, i) = in.q(0, t, h, i);
+              k(0, i) = in.k(0, t, h, i);
+              alpha(0, i) = exp(in.g(0, t, h, i)); // alpha^h_t = exp(g^h_t)
+            }
+            for (std::size_t j = 0; j < V; ++j)
+              v(0, j) = in.v(0, t, h, j);
+            state = gate_times<S>(alpha, state) + k.transpose() * v;
+            const Mat<S> o = q * state;
+            for (std::size_t j = 0; j < V; ++j)
+              lhs(t, h * V + j) = o(0, j), rhs(t, h * V + j) = st.core.o(0, t, h, j);
+          }
+        }
+        return Sides<S>{lhs, rhs};
+      })));
+  out.push_back(claim(
+      "002.layer.output", src,
+      R"(\boldsymbol{y}_t &= (\boldsymbol{r}_t \odot \boldsymbol{o}'_t) \boldsymbol{W}_O \in \mathbb{R}^{1 \times d})",
+      "o'_t = concat(LN(o^1_t), ..., LN(o^H_t)), r_t = Swish(x_t W_r + b_r), y_t = (r_t (.) "
+      "o'_t) W_O, against the layer",
+      check_of([](auto &d) {
+        using S = typename std::decay_t<decltype(d)>::Scalar;
+        const LayerDraw<S> l = draw_layer(d);
+        const gla::LayerParams<S> &a = l.p.attn;
+        const gla::LayerStages<S> st = gla::layer_stages(l.x, a, l.opts.layer);
+        const std::size_t T = l.x.dim(1), H = a.heads, V = st.core.o.dim(3);
+        Mat<S> concat(T, H * V); // o'_t
+        for (std::size_t h = 0; h < H; ++h) {
+          Mat<S> o(T, V);
+          for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t j = 0; j < V; ++j)
+              o(t, j) = st.core.o(0, t, h, j);
+          concat.middleCols(h * V, V) = layer_norm_rows(o);
+        }
+        const Mat<S> x = gla::detail::batch_rows(l.x, 0);
+        Mat<S> r_logits = x * a.W_r;
+        r_logits.rowwise() += a.b_r.transpose();
+        const Mat<S> y = swish_of(r_logits).cwiseProduct(concat) * a.W_o;
+        return Sides<S>{y, gla::detail::batch_rows(st.y, 0)};
+      })));
+  for (Claim &c : out)
+    c.sizes = {4, 2, 2, 1}, c.min_sizes = {1, 1, 2, 1}; // LN needs two values a head
+  return out;
+}
+
+std::vector<Claim> gla_block() {
+  const Source src{seed_002, "GLA block", ""};
+  std::vector<Claim> out;
+  out.push_back(claim(
+      "002.block.swiglu", src,
+      R"(\text{SwiGLU}(\mathbf{Z}) = (\text{Swish}(\mathbf{Z} \mathbf{W}_1) \odot \mathbf{Z} \mathbf{W}_2) \mathbf{W}_3)",
+      "SwiGLU(Z) = (Swish(Z W_1) (.) Z W_2) W_3, against the reference's gated MLP",
+      check_of([](auto &d) {
+        using S = typename std::decay_t<decltype(d)>::Scalar;
+        const LayerDraw<S> l = draw_layer(d);
+        const Mat<S> Z = gla::detail::batch_rows(l.x, 0);
+        const gla::SwigluStages<S> mlp = gla::swiglu(l.x, l.p.W_1, l.p.W_2, l.p.W_3);
+        return Sides<S>{swiglu_as_written(Z, l.p), gla::detail::batch_rows(mlp.out, 0)};
+      })));
+  out.push_back(
+      claim("002.block.attention_residual", src,
+            R"(\mathbf{Y}^{(l)} &= \text{GLA}(\text{LN}(\mathbf{X}^{(l)})) + \mathbf{X}^{(l)})",
+            "Y = GLA(LN(X)) + X, against the block's first half", check_of([](auto &d) {
+              using S = typename std::decay_t<decltype(d)>::Scalar;
+              const LayerDraw<S> l = draw_layer(d);
+              const Mat<S> X = gla::detail::batch_rows(l.x, 0);
+              Tensor<S> x_norm(l.x.shape());
+              gla::detail::put_batch_rows(x_norm, layer_norm_rows(X), 0);
+              const Mat<S> Y =
+                  gla::detail::batch_rows(gla::layer(x_norm, l.p.attn, l.opts.layer).y, 0) + X;
+              return Sides<S>{Y, gla::detail::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0)};
+            })));
+  // The second residual: the note adds X; a pre-norm block (flash-linear-attention's
+  // GLABlock) adds Y, so the attention's output stays in the residual stream.
+  const auto mlp_residual = [](bool adds_x) {
+    return check_of([adds_x](auto &d) {
+      using S = typename std::decay_t<decltype(d)>::Scalar;
+      LayerDraw<S> l = draw_layer(d);
+      const Mat<S> X = gla::detail::batch_rows(l.x, 0);
+      const Mat<S> Y = gla::detail::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0);
+      const Mat<S> next = swiglu_as_written(layer_norm_rows(Y), l.p) + (adds_x ? X : Y);
+      l.opts.residual = gla::block_residual::y;
+      return Sides<S>{next, gla::detail::batch_rows(gla::block(l.x, l.p, l.opts).y, 0)};
+    });
+  };
+  const std::string quote =
+      R"(\mathbf{X}^{(l+1)} &= \text{SwiGLU}(\text{LN}(\mathbf{Y}^{(l)})) + \mathbf{X}^{(l)})";
+  out.push_back(claim("002.block.mlp_residual", src, quote,
+                      "X^(l+1) = SwiGLU(LN(Y)) + X^(l) is the pre-norm GLA block "
+                      "(flash-linear-attention's GLABlock adds the residual Y)",
+                      mlp_residual(true)));
+  out.push_back(correction("002.block.mlp_residual_y", out.back(),
+                           "X^(l+1) = SwiGLU(LN(Y)) + Y^(l): the residual of the second half is Y",
+                           mlp_residual(false)));
+  for (Claim &c : out)
+    c.sizes = {4, 2, 2, 1}, c.min_sizes = {1, 1, 2, 1};
+  return out;
+}
+
 } // namespace
 
 std::vector<Claim> seed_002_claims() {
   std::vector<Claim> out = linear_attention();
-  for (Claim &c : gla_forms())
-    out.push_back(std::move(c));
+  for (auto part : {gla_forms, multi_head_layer, gla_block})
+    for (Claim &c : part())
+      out.push_back(std::move(c));
   return out;
 }
 
