@@ -31,7 +31,7 @@ namespace {
 using namespace ruleproof::gpu::check;
 
 struct GpuCheckOptions {
-  std::vector<std::string> rules{"simple_gla", "gla"};
+  std::vector<std::string> rules{"simple_gla", "gla", "gated_delta_rule", "kda"};
   std::vector<std::string> dtypes{"bf16", "fp16"};
   std::size_t cases = 6;
   std::uint64_t seed = 1;
@@ -96,12 +96,12 @@ struct Job {
 
 /// The fixed cases of one rule and storage type: every (K, V), B = H = 2, T = 129 (two chunks
 /// and one row), and a varlen batch with empty sequences first, in the middle and last.
-std::vector<Job> fixed_jobs(GateKind gate, gpu::DType t) {
+std::vector<Job> fixed_jobs(gpu::KernelRule rule, gpu::DType t) {
   std::vector<Job> jobs;
   for (std::size_t K : {64, 128})
     for (std::size_t V : {64, 128}) {
       Case c;
-      c.gate = gate;
+      c.rule = rule;
       c.storage = t;
       c.K = K;
       c.V = V;
@@ -133,7 +133,7 @@ void run_job(Job &j) {
 /// smaller case that still fails, until none does or `budget` checks were spent.
 Job shrink(const Job &failing, std::size_t budget) {
   rc::Shrinkable<Case> current = gen::case_for(
-      failing.c.gate, failing.c.storage, need_of(failing.kind))(rc::Random(failing.rc_seed), 100);
+      failing.c.rule, failing.c.storage, need_of(failing.kind))(rc::Random(failing.rc_seed), 100);
   Job best = failing;
   for (bool progress = true; progress && budget > 0;) {
     progress = false;
@@ -187,15 +187,22 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   std::vector<Job> jobs;
   for (const std::string &rule : opt.rules)
     for (const std::string &dt : opt.dtypes) {
-      const GateKind gate = rule == "gla" ? GateKind::key : GateKind::scalar;
+      gpu::KernelRule kernel_rule = gpu::KernelRule::gla;
+      for (gpu::KernelRule r : gpu::kernel_rules)
+        if (gpu::rule_name(r) == rule)
+          kernel_rule = r;
       const gpu::DType t = dt == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
-      for (Job &j : fixed_jobs(gate, t))
+      for (Job &j : fixed_jobs(kernel_rule, t))
         jobs.push_back(std::move(j));
       for (Kind k : kinds)
         for (std::size_t i = 0; i < opt.cases; ++i) {
           const std::uint64_t s = mix(opt.seed ^ mix(hash_of(rule + dt + name_of(k)) + i));
-          jobs.push_back(
-              {k, gen::case_for(gate, t, need_of(k))(rc::Random(s), 100).value(), true, s, {}, {}});
+          jobs.push_back({k,
+                          gen::case_for(kernel_rule, t, need_of(k))(rc::Random(s), 100).value(),
+                          true,
+                          s,
+                          {},
+                          {}});
         }
     }
   fmt::print("ruleproof gpu-check: {} checks ({} random a check, rule and type), seed {}, "
@@ -224,7 +231,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   for (const Job &j : jobs)
     if (!j.holds() && j.random) {
       const std::string key =
-          name_of(j.kind) + " " + rule_name(j.c.gate) + " " + gpu::dtype_name(j.c.storage);
+          name_of(j.kind) + " " + rule_name(j.c.rule) + " " + gpu::dtype_name(j.c.storage);
       if (!shrunk.count(key))
         shrunk.emplace(key, j);
     }
@@ -250,7 +257,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   nlohmann::json failures = nlohmann::json::array();
   bool all_hold = true;
   for (const Job &j : jobs) {
-    const std::string prefix = rule_name(j.c.gate) + " " + gpu::dtype_name(j.c.storage) + " ";
+    const std::string prefix = rule_name(j.c.rule) + " " + gpu::dtype_name(j.c.storage) + " ";
     OutputRow &row = checks[prefix + name_of(j.kind)];
     ++row.cases;
     if (!j.holds()) {
@@ -308,14 +315,14 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   }
   md << "\n| rule | type | check | cases | fail |\n|---|---|---|---|---|\n";
   nlohmann::json checks_json = nlohmann::json::array();
-  fmt::print("\n{:<12} {:<5} {:<10} {:>6} {:>5}\n", "rule", "type", "check", "cases", "fail");
+  fmt::print("\n{:<16} {:<5} {:<10} {:>6} {:>5}\n", "rule", "type", "check", "cases", "fail");
   for (const auto &[key, row] : checks) {
     std::istringstream parts(key);
     std::string rule, type, check;
     parts >> rule >> type >> check;
     md << "| " << rule << " | " << type << " | " << check << " | " << row.cases << " | "
        << row.failures << " |\n";
-    fmt::print("{:<12} {:<5} {:<10} {:>6} {:>5}\n", rule, type, check, row.cases, row.failures);
+    fmt::print("{:<16} {:<5} {:<10} {:>6} {:>5}\n", rule, type, check, row.cases, row.failures);
     checks_json.push_back({{"rule", rule},
                            {"type", type},
                            {"check", check},
@@ -323,13 +330,13 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
                            {"failures", row.failures},
                            {"holds", row.failures == 0}});
   }
-  fmt::print("\n{:<12} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", "rule", "type", "output",
+  fmt::print("\n{:<16} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", "rule", "type", "output",
              "judged", "fail", "kernel_rel", "twin_rel", "ratio");
   for (const auto &[key, o] : outputs) {
     std::istringstream parts(key);
     std::string rule, type, output;
     parts >> rule >> type >> output;
-    fmt::print("{:<12} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", rule, type, output, o.cases,
+    fmt::print("{:<16} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", rule, type, output, o.cases,
                o.failures, number(o.kernel_rel), number(o.twin_rel), number(o.ratio));
   }
   if (!failures.empty()) {
@@ -363,8 +370,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   CLI::App *sub = app.add_subcommand(
       "gpu-check", "check the GPU kernels against the truth and their emulated twin (exit 0: all "
                    "hold; no GPU: skipped, exit 0 unless --require-gpu)");
-  sub->add_option("--rule", opt->rules, "rule (repeatable): simple_gla, gla")
-      ->check(CLI::IsMember({"simple_gla", "gla"}))
+  sub->add_option("--rule", opt->rules, "rule (repeatable): simple_gla, gla, gated_delta_rule, kda")
+      ->check(CLI::IsMember({"simple_gla", "gla", "gated_delta_rule", "kda"}))
       ->capture_default_str();
   sub->add_option("--dtype", opt->dtypes, "input type (repeatable): bf16, fp16")
       ->check(CLI::IsMember({"bf16", "fp16"}))

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "chunk_delta.hpp"
 #include "chunk_gla.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/seeds.hpp"
@@ -56,20 +57,37 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
                     v = DeviceArray::upload(c.storage, d.in.v),
                     g = DeviceArray::upload(DType::fp32, d.in.g);
   const DeviceArray h0 = c.has_h0 ? DeviceArray::upload(DType::fp32, d.in.h0) : DeviceArray();
-  GlaOptions o;
+  const DeviceArray *h0_arg = c.has_h0 ? &h0 : nullptr;
+  ChunkOptions o;
   o.scale = d.opts.scale;
   o.cu_seqlens = d.opts.cu_seqlens;
   o.output_final_state = c.output_final_state;
   o.return_stages = true;
   o.poison_outputs = true;
-  const GlaForward f = chunk_gla_fwd(c.gate, {&q, &k, &v, &g, c.has_h0 ? &h0 : nullptr}, o);
   StagedForward<float> r;
-  r.out.o = f.o.to_tensor();
-  if (c.output_final_state)
-    r.out.final_state = f.final_state.to_tensor();
-  r.g_cum = f.g_cum.to_tensor();
-  r.h = f.h.to_tensor();
-  r.A = f.A.to_tensor();
+  const auto take = [&](const DeviceArray &o_out, const DeviceArray &final_state) {
+    r.out.o = o_out.to_tensor();
+    if (c.output_final_state)
+      r.out.final_state = final_state.to_tensor();
+  };
+  if (is_delta(c.rule)) {
+    const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const DeltaForward f = chunk_delta_fwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, o);
+    take(f.o, f.final_state);
+    for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
+                                  {"A0", &f.A0},
+                                  {"A", &f.A},
+                                  {"w", &f.w},
+                                  {"u", &f.u},
+                                  {"h", &f.h},
+                                  {"v_new", &f.v_new}})
+      r.stages.push_back({name, x->to_tensor()});
+  } else {
+    const GlaForward f = chunk_gla_fwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, o);
+    take(f.o, f.final_state);
+    for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum}, {"h", &f.h}, {"A", &f.A}})
+      r.stages.push_back({name, x->to_tensor()});
+  }
   return r;
 }
 
@@ -84,31 +102,42 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d) {
                     v = DeviceArray::upload(c.storage, d.in.v),
                     g = DeviceArray::upload(DType::fp32, d.in.g);
   const DeviceArray h0 = c.has_h0 ? DeviceArray::upload(DType::fp32, d.in.h0) : DeviceArray();
+  const DeviceArray *h0_arg = c.has_h0 ? &h0 : nullptr;
   const DeviceArray d_o = DeviceArray::upload(c.storage, d.ct.d_o);
   const DeviceArray d_ht = c.has_dht ? DeviceArray::upload(DType::fp32, d.ct.d_ht) : DeviceArray();
-  GlaOptions o;
+  const DeviceArray *d_ht_arg = c.has_dht ? &d_ht : nullptr;
+  ChunkOptions o;
   o.scale = d.opts.scale;
   o.cu_seqlens = d.opts.cu_seqlens;
   o.return_stages = true;
   o.poison_outputs = true;
-  const GlaGrads r = chunk_gla_bwd(c.gate, {&q, &k, &v, &g, c.has_h0 ? &h0 : nullptr}, d_o,
-                                   c.has_dht ? &d_ht : nullptr, o);
-  KernelGrads k_out;
-  k_out.grads.dq = r.dq.to_tensor();
-  k_out.grads.dk = r.dk.to_tensor();
-  k_out.grads.dv = r.dv.to_tensor();
-  k_out.grads.dg = r.dg.to_tensor();
-  if (c.has_h0)
-    k_out.grads.dh0 = r.dh0.to_tensor();
-  k_out.dh = r.dh.to_tensor();
-  return k_out;
+  KernelGrads r;
+  const auto take = [&](const auto &grads) {
+    r.grads.dq = grads.dq.to_tensor();
+    r.grads.dk = grads.dk.to_tensor();
+    r.grads.dv = grads.dv.to_tensor();
+    r.grads.dg = grads.dg.to_tensor();
+    if (c.has_h0)
+      r.grads.dh0 = grads.dh0.to_tensor();
+    r.dh = grads.dh.to_tensor();
+  };
+  if (is_delta(c.rule)) {
+    const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const DeltaGrads grads =
+        chunk_delta_bwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, d_o, d_ht_arg, o);
+    take(grads);
+    r.grads.dbeta = grads.dbeta.to_tensor();
+  } else {
+    take(chunk_gla_bwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, d_o, d_ht_arg, o));
+  }
+  return r;
 }
 
 /// The stage dh of the reference: for each chunk c of each sequence, the gradient of the
 /// state after c, which is dh0 of the sequence's rows after c run alone (the loss's part that
 /// depends on that state; dh0 does not depend on the initial state's value, zeros here).
 template <Scalar S>
-Tensor<S> reference_dh(GateKind gate, const Inputs<S> &in, const Cotangents<S> &ct,
+Tensor<S> reference_dh(KernelRule rule, const Inputs<S> &in, const Cotangents<S> &ct,
                        const Options &opts, std::size_t NC) {
   const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
   const std::size_t V = in.v.dim(3), C = opts.chunk_size;
@@ -118,6 +147,8 @@ Tensor<S> reference_dh(GateKind gate, const Inputs<S> &in, const Cotangents<S> &
     for (std::size_t s = seq.begin; s < seq.end; s += C, ++chunk) {
       const std::size_t rest_begin = std::min(s + C, seq.end), L = seq.end - rest_begin;
       const auto rows = [&](const Tensor<S> &x) {
+        if (x.empty())
+          return x;
         const std::size_t D = x.rank() == 4 ? x.dim(3) : 1;
         Tensor<S> r(x.rank() == 4 ? Shape{1, L, H, D} : Shape{1, L, H});
         for (std::size_t t = 0; t < L; ++t)
@@ -126,8 +157,8 @@ Tensor<S> reference_dh(GateKind gate, const Inputs<S> &in, const Cotangents<S> &
               r[(t * H + h) * D + e] = x[((seq.batch * T + rest_begin + t) * H + h) * D + e];
         return r;
       };
-      Inputs<S> rest{rows(in.q), rows(in.k),  rows(in.v),
-                     rows(in.g), Tensor<S>(), Tensor<S>({1, H, K, V})};
+      Inputs<S> rest{rows(in.q), rows(in.k),    rows(in.v),
+                     rows(in.g), rows(in.beta), Tensor<S>({1, H, K, V})};
       Cotangents<S> rest_ct{rows(ct.d_o), Tensor<S>()};
       if (!ct.d_ht.empty()) {
         rest_ct.d_ht = Tensor<S>({1, H, K, V});
@@ -136,7 +167,7 @@ Tensor<S> reference_dh(GateKind gate, const Inputs<S> &in, const Cotangents<S> &
       }
       Options o = opts;
       o.cu_seqlens.clear();
-      const Grads<S> g = chunk_gla_backward(gate, rest, rest_ct, o);
+      const Grads<S> g = chunk_backward(rule, rest, rest_ct, o);
       for (std::size_t i = 0; i < H * K * V; ++i)
         dh[chunk * H * K * V + i] = g.dh0[i];
     }
@@ -177,11 +208,13 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 
 } // namespace
 
-std::string rule_name(GateKind gate) { return gate == GateKind::key ? "gla" : "simple_gla"; }
+std::size_t dg_summed_rows(const Case &c) {
+  return is_delta(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+}
 
 std::string Case::describe() const {
   std::ostringstream s;
-  s << rule_name(gate) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
+  s << rule_name(rule) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
     << " K=" << K << " V=" << V;
   if (!cu_seqlens.empty()) {
     s << " cu_seqlens=[";
@@ -200,8 +233,18 @@ Drawn draw(const Case &c) {
   Drawn d;
   d.in.q = filled({c.B, c.T, c.H, c.K}, s, symmetric);
   d.in.k = filled({c.B, c.T, c.H, c.K}, s, symmetric);
+  if (is_delta(c.rule))
+    for (std::size_t row = 0; row < c.B * c.T * c.H; ++row) {
+      float *k_row = d.in.k.data() + row * c.K;
+      double norm = 0;
+      for (std::size_t i = 0; i < c.K; ++i)
+        norm += double(k_row[i]) * k_row[i];
+      for (std::size_t i = 0; i < c.K; ++i)
+        k_row[i] = static_cast<float>(k_row[i] / std::sqrt(norm));
+    }
   d.in.v = filled({c.B, c.T, c.H, c.V}, s, symmetric);
-  const Shape g_shape = c.gate == GateKind::key ? Shape{c.B, c.T, c.H, c.K} : Shape{c.B, c.T, c.H};
+  const Shape g_shape =
+      gate_of(c.rule) == GateKind::key ? Shape{c.B, c.T, c.H, c.K} : Shape{c.B, c.T, c.H};
   d.in.g = Tensor<float>(g_shape);
   for (std::size_t i = 0; i < d.in.g.size(); ++i) // -gate_scale (1 - U), U in [0, 1)
     d.in.g[i] = static_cast<float>(-c.gate_scale * (1 - s.unit()));
@@ -210,6 +253,11 @@ Drawn draw(const Case &c) {
   d.ct.d_o = filled({c.B, c.T, c.H, c.V}, s, symmetric);
   if (c.has_dht)
     d.ct.d_ht = filled({N, c.H, c.K, c.V}, s, symmetric);
+  if (is_delta(c.rule)) { // drawn last: the other values are those of the same case of gla
+    d.in.beta = Tensor<float>({c.B, c.T, c.H});
+    for (std::size_t i = 0; i < d.in.beta.size(); ++i) // 1 - U, U in [0, 1)
+      d.in.beta[i] = static_cast<float>(1 - s.unit());
+  }
   d.in = as_stored(c.storage, std::move(d.in));
   d.ct = as_stored(c.storage, std::move(d.ct));
   d.opts.scale = 1.0 / std::sqrt(static_cast<double>(c.K));
@@ -297,15 +345,15 @@ Result check_forward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const StagedForward<float> kernel = kernel_forward(c, d);
-  const StagedForward<float> twin = twin_forward(c.gate, c.storage, d.in, d.opts);
-  const StagedForward<float128> truth = chunk_gla_forward_staged(c.gate, widen(d.in), d.opts);
+  const StagedForward<float> twin = twin_forward(c.rule, c.storage, d.in, d.opts);
+  const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
   add(r, judge("o", c.storage, kernel.out.o, twin.out.o, to_double_tensor(truth.out.o)));
   if (c.output_final_state)
     add(r, judge("final_state", DType::fp32, kernel.out.final_state, twin.out.final_state,
                  to_double_tensor(truth.out.final_state)));
-  add(r, judge("g_cum", DType::fp32, kernel.g_cum, twin.g_cum, to_double_tensor(truth.g_cum)));
-  add(r, judge("h", DType::fp32, kernel.h, twin.h, to_double_tensor(truth.h)));
-  add(r, judge("A", DType::fp32, kernel.A, twin.A, to_double_tensor(truth.A)));
+  for (const char *name : stage_names(c.rule))
+    add(r, judge(name, DType::fp32, stage(kernel, name), stage(twin, name),
+                 to_double_tensor(stage(truth, name))));
   return r;
 }
 
@@ -314,19 +362,23 @@ Result check_backward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const KernelGrads kernel = kernel_backward(c, d);
-  const Grads<float> twin = twin_backward(c.gate, c.storage, d.in, d.ct, d.opts);
+  const Grads<float> twin = twin_backward(c.rule, c.storage, d.in, d.ct, d.opts);
   const Inputs<float128> in128 = widen(d.in);
   const Cotangents<float128> ct128 = widen(d.ct);
-  const Grads<float128> truth = chunk_gla_backward(c.gate, in128, ct128, d.opts);
+  const Grads<float128> truth = chunk_backward(c.rule, in128, ct128, d.opts);
   add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, to_double_tensor(truth.dq)));
   add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
   add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
-  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg), c.T));
+  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg),
+               dg_summed_rows(c)));
+  if (is_delta(c.rule))
+    add(r,
+        judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta, to_double_tensor(truth.dbeta)));
   if (c.has_h0)
     add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
   const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);
-  add(r, judge("dh", DType::fp32, kernel.dh, reference_dh(c.gate, d.in, d.ct, d.opts, NC),
-               to_double_tensor(reference_dh(c.gate, in128, ct128, d.opts, NC))));
+  add(r, judge("dh", DType::fp32, kernel.dh, reference_dh(c.rule, d.in, d.ct, d.opts, NC),
+               to_double_tensor(reference_dh(c.rule, in128, ct128, d.opts, NC))));
   return r;
 }
 
@@ -347,6 +399,7 @@ Result check_causality(const Case &c) {
   replace_rows(changed.in.k, other.in.k);
   replace_rows(changed.in.v, other.in.v);
   replace_rows(changed.in.g, other.in.g);
+  replace_rows(changed.in.beta, other.in.beta);
   replace_rows(changed.ct.d_o, other.ct.d_o);
   const StagedForward<float> a = kernel_forward(c, d), b = kernel_forward(c, changed);
   const KernelGrads ga = kernel_backward(c, d), gb = kernel_backward(c, changed);
@@ -389,7 +442,7 @@ Result check_varlen(const Case &c) {
       return y;
     };
     part.in = {rows(d.in.q), rows(d.in.k),    rows(d.in.v),
-               rows(d.in.g), Tensor<float>(), state(d.in.h0)};
+               rows(d.in.g), rows(d.in.beta), state(d.in.h0)};
     part.ct = {rows(d.ct.d_o), state(d.ct.d_ht)};
     part.opts.cu_seqlens.clear();
     const StagedForward<float> alone = kernel_forward(one, part);
@@ -405,6 +458,9 @@ Result check_varlen(const Case &c) {
           bitwise_difference("dk" + seq, rows(whole_g.grads.dk), alone_g.grads.dk),
           bitwise_difference("dv" + seq, rows(whole_g.grads.dv), alone_g.grads.dv),
           bitwise_difference("dg" + seq, rows(whole_g.grads.dg), alone_g.grads.dg),
+          is_delta(c.rule)
+              ? bitwise_difference("dbeta" + seq, rows(whole_g.grads.dbeta), alone_g.grads.dbeta)
+              : std::string(),
           c.has_h0 ? bitwise_difference("dh0" + seq, state(whole_g.grads.dh0), alone_g.grads.dh0)
                    : std::string()})
       if (!diff.empty())

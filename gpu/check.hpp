@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_rule.hpp"
 #include "reference/core/inputs.hpp"
 #include "reference/core/validate.hpp"
 #include "rounding.hpp"
@@ -35,8 +36,8 @@ constexpr double twin_factor = 4;
 
 /// \brief One drawn case: shapes and options, values from a seed (draw()).
 struct Case {
-  GateKind gate = GateKind::key; ///< key: gla; scalar: simple_gla
-  DType storage = DType::bf16;   ///< q, k, v, do and o, dq, dk, dv: bf16 or fp16
+  KernelRule rule = KernelRule::gla;
+  DType storage = DType::bf16; ///< q, k, v, do and o, dq, dk, dv: bf16 or fp16
   std::size_t B = 1, T = 1, H = 1, K = 64, V = 64;
   std::vector<std::int64_t> cu_seqlens; ///< varlen (B == 1) when not empty
   bool has_h0 = false, output_final_state = true, has_dht = false;
@@ -47,10 +48,10 @@ struct Case {
   std::string describe() const;
 };
 
-std::string rule_name(GateKind gate);
-
-/// \brief The values of a case, rounded as the kernel receives them (twin.hpp, as_stored);
-/// opts.scale = K^-1/2, chunk size 64.
+/// \brief The values of a case, rounded as the kernel receives them (twin.hpp, as_stored):
+/// q, k, v, do, h0, dht uniform in [-1, 1], except the delta rules' keys, each row scaled to
+/// unit norm (flash-linear-attention's l2-normalised keys; the rules' domain, ||k|| <= 1, keeps
+/// I - beta k k^T a contraction), and beta uniform in (0, 1]; opts.scale = K^-1/2, chunk size 64.
 struct Drawn {
   Inputs<float> in;
   Cotangents<float> ct;
@@ -82,6 +83,11 @@ struct Verdict {
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
 
+/// \brief How many rows each element of dg sums, for judge's summed_terms: gla's and
+/// simple_gla's dg is a reverse cumulative sum over the whole sequence (T rows at most), the
+/// delta rules' one inside each chunk (chunk_local_cumsum's adjoint: min(T, 64) rows).
+std::size_t dg_summed_rows(const Case &c);
+
 /// \brief A check's outcome on one case: its verdicts, or what differed (bitwise checks).
 struct Result {
   std::string check;
@@ -92,15 +98,17 @@ struct Result {
   std::string summary() const;
 };
 
-/// Kernel forward vs truth vs twin: o, final_state and the stages g_cum, h, A.
+/// Kernel forward vs truth vs twin: o, final_state and every stage (kernel_rule.hpp,
+/// stage_names).
 Result check_forward(const Case &c, unsigned threads = 1);
-/// Kernel backward vs truth vs twin: dq, dk, dv, dg, dh0 (when h0) and the stage dh (its
-/// truth: the reference's dh0 of the sequence's rest after each chunk, from the true state).
+/// Kernel backward vs truth vs twin: dq, dk, dv, dg, dbeta (delta rules), dh0 (when h0) and
+/// the stage dh (its truth: the reference's dh0 of the sequence's rest after each chunk, which
+/// does not depend on the state there: the loss is affine in it).
 Result check_backward(const Case &c, unsigned threads = 1);
 /// Rows t < split of o and dq are bitwise unchanged when every input at t >= split changes.
 Result check_causality(const Case &c);
 /// A varlen call (c.cu_seqlens) equals each sequence run alone, bitwise: o, final state,
-/// dq, dk, dv, dg, dh0.
+/// dq, dk, dv, dg, dbeta, dh0.
 Result check_varlen(const Case &c);
 
 } // namespace ruleproof::gpu::check

@@ -19,15 +19,15 @@ inline rc::Gen<std::size_t> size_in(std::size_t lo, std::size_t hi) {
 /// What a check needs of a case's shape: varlen forces cu_seqlens, causality T >= 1.
 enum class Need { any, varlen, causal };
 
-/// \brief A case for the kernels of `gate` in storage type `storage`: K, V in {64, 128}, T in
+/// \brief A case for the kernels of `rule` in storage type `storage`: K, V in {64, 128}, T in
 /// [0, 200] (a multiple of 64 or not), B, H in {1, 2}, a third of the cases varlen with up to 4
 /// sequences of 0 to 150 rows (an empty one a fifth of the time), initial state, final state
 /// and dht each drawn, gates of scale 1/16, 1/2 or 2 (decay per step down to e^-2: a chunk's
 /// span reaches e^-128, past fp32's factored range).
-inline rc::Gen<Case> case_for(GateKind gate, DType storage, Need need = Need::any) {
-  return rc::gen::exec([gate, storage, need] {
+inline rc::Gen<Case> case_for(KernelRule rule, DType storage, Need need = Need::any) {
+  return rc::gen::exec([rule, storage, need] {
     Case c;
-    c.gate = gate;
+    c.rule = rule;
     c.storage = storage;
     c.K = *rc::gen::element<std::size_t>(64, 128);
     c.V = *rc::gen::element<std::size_t>(64, 128);

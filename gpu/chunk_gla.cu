@@ -29,70 +29,27 @@
 //   dh_before = Diag(exp(gl)) dh + sum_i (q~_i . exp(g_cum_i)) dO_i^T
 //   dG = q . dq - k . dk, dg = its reverse cumulative sum over the sequence, with
 //        rowsum(S_T . dS_T) added at the last row (summed over keys for a scalar gate).
-#include <cuda_bf16.h> // __nv_bfloat16, __bfloat162float, __float2bfloat16_rn
-#include <cuda_fp16.h> // __half, __half2float, __float2half_rn
-#include <cuda_runtime.h>
-
-#include <stdexcept>
-#include <string>
-
+#include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, gate, chunk_rows,
+                                   // chunk_scores, chunk_fwd_o_kernel, check_sync, state_grid
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu::detail {
 
 namespace {
 
-constexpr int C = kernel_chunk_size; // rows of a chunk (BT)
-constexpr int MAX_K = 128;           // largest K and V the kernels take
-constexpr int BV = 32;               // value columns of one block of the state kernels
-constexpr int THREADS = 256;
-constexpr int STATE_PER_THREAD = MAX_K * BV / THREADS; // state entries each thread keeps
-
-__device__ inline float load(const __nv_bfloat16 *p, long i) { return __bfloat162float(p[i]); }
-__device__ inline float load(const __half *p, long i) { return __half2float(p[i]); }
-__device__ inline void store(__nv_bfloat16 *p, long i, float x) { p[i] = __float2bfloat16_rn(x); }
-__device__ inline void store(__half *p, long i, float x) { p[i] = __float2half_rn(x); }
-
-/// Offsets of the layouts in gla_launch.hpp.
-__device__ inline long at_k(int r, int h, int c, const GlaDims &d) {
-  return (static_cast<long>(r) * d.H + h) * d.K + c;
-}
-__device__ inline long at_v(int r, int h, int j, const GlaDims &d) {
-  return (static_cast<long>(r) * d.H + h) * d.V + j;
-}
-__device__ inline long at_state(int n, int h, int i, int j, const GlaDims &d) {
-  return ((static_cast<long>(n) * d.H + h) * d.K + i) * d.V + j;
-}
-/// g_cum of row r, head h, key c: the key's own column for gla, the one column for simple_gla.
-__device__ inline float gate(const float *g_cum, int r, int h, int c, const GlaDims &d) {
-  return g_cum[(static_cast<long>(r) * d.H + h) * d.G + (d.G == 1 ? 0 : c)];
-}
-
-/// Rows [bos, bos + n) of chunk c.
-struct ChunkRows {
-  int bos, n;
-};
-__device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
-  const int bos = t.chunk_bos[c];
-  return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
-}
-
 // ---------------------------------------------------------------------------------------
-// chunk_local_cumsum: grid (NC, H), G threads; each thread sums its gate column down the
-// chunk in row order, as the reference does (so g_cum is bitwise the reference's in fp32).
+// chunk_local_cumsum (every rule's first stage; chunk_delta.cu's host calls it too): grid (NC,
+// H), G threads; each thread sums its gate column down the chunk in row order, as the
+// reference does (so g_cum is bitwise the reference's in fp32).
 __global__ void chunk_local_cumsum_kernel(const float *g, float *g_cum, DeviceChunkTable t,
-                                          GlaDims d) {
+                                          ChunkDims d) {
   const int c = blockIdx.x, h = blockIdx.y, col = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
   float acc = 0;
   for (int i = 0; i < rows.n; ++i) {
     const long at = (static_cast<long>(rows.bos + i) * d.H + h) * d.G + col;
     acc += g[at];
-#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, g_cum stored in bf16
-    g_cum[at] = __bfloat162float(__float2bfloat16_rn(acc));
-#else
     g_cum[at] = acc;
-#endif
   }
 }
 
@@ -102,7 +59,7 @@ __global__ void chunk_local_cumsum_kernel(const float *g, float *g_cum, DeviceCh
 // e / BV, column e % BV of the tile).
 template <class In>
 __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum, const float *h0,
-                                   float *h, float *ht, DeviceChunkTable t, GlaDims d) {
+                                   float *h, float *ht, DeviceChunkTable t, ChunkDims d) {
   __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
   __shared__ float v_tile[C][BV];
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
@@ -128,6 +85,9 @@ __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum,
       k_decayed[r][col] =
           load(k, at_k(rows.bos + r, hd, col, d)) *
           expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the tile kept in bf16
+      k_decayed[r][col] = __bfloat162float(__float2bfloat16_rn(k_decayed[r][col]));
+#endif
     }
     for (int e = tid; e < rows.n * BV; e += THREADS) {
       const int r = e / BV, j = e % BV;
@@ -155,55 +115,13 @@ __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum,
   }
 }
 
-/// A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc) for j <= i < n, zero elsewhere, into
-/// shared memory (all C x C entries) and, when A_out is given, into the A stage.
-template <class In>
-__device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
-                             const GlaDims &d, float (*A)[C], float *A_out) {
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
-    const int i = e / C, j = e % C;
-    float a = 0;
-    if (i < rows.n && j <= i)
-      for (int col = 0; col < d.K; ++col)
-        a += (load(q, at_k(rows.bos + i, hd, col, d)) * d.scale) *
-             load(k, at_k(rows.bos + j, hd, col, d)) *
-             expf(gate(g_cum, rows.bos + i, hd, col, d) - gate(g_cum, rows.bos + j, hd, col, d));
-    A[i][j] = a;
-    if (A_out && i < rows.n)
-      A_out[(static_cast<long>(rows.bos + i) * d.H + hd) * C + j] = a;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// chunk_fwd_o: grid (NC, H), THREADS threads; one chunk of one head.
-template <class In>
-__global__ void chunk_fwd_o_kernel(const In *q, const In *k, const In *v, const float *g_cum,
-                                   const float *h, In *o, float *A_out, DeviceChunkTable t,
-                                   GlaDims d) {
-  __shared__ float A[C][C];
-  const int c = blockIdx.x, hd = blockIdx.y;
-  const ChunkRows rows = chunk_rows(t, c);
-  chunk_scores(q, k, g_cum, rows, hd, d, A, A_out);
-  __syncthreads();
-  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
-    const int i = e / d.V, j = e % d.V, r = rows.bos + i;
-    float acc = 0; // (q~ . e^g_cum) h: the state carried in
-    for (int col = 0; col < d.K; ++col)
-      acc += (load(q, at_k(r, hd, col, d)) * d.scale) * expf(gate(g_cum, r, hd, col, d)) *
-             h[at_state(c, hd, col, j, d)];
-    for (int jj = 0; jj <= i; ++jj) // A v: inside the chunk
-      acc += A[i][jj] * load(v, at_v(rows.bos + jj, hd, j, d));
-    store(o, at_v(r, hd, j, d), acc);
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // chunk_bwd_dh: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks
 // backwards, keeping K x BV entries of dh in registers (as chunk_fwd_h keeps the state).
 template <class In>
 __global__ void chunk_bwd_dh_kernel(const In *q, const In *d_o, const float *g_cum,
                                     const float *dht, float *dh, float *dh0, DeviceChunkTable t,
-                                    GlaDims d) {
+                                    ChunkDims d) {
   __shared__ float q_decayed[C][MAX_K]; // q~_ic exp(g_cum_ic)
   __shared__ float do_tile[C][BV];
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
@@ -260,7 +178,7 @@ __global__ void chunk_bwd_dh_kernel(const In *q, const In *d_o, const float *g_c
 template <class In>
 __global__ void chunk_bwd_dqkv_kernel(const In *q, const In *k, const In *v, const float *g_cum,
                                       const float *h, const In *d_o, const float *dh, In *dq,
-                                      In *dk, In *dv, float *dG, DeviceChunkTable t, GlaDims d) {
+                                      In *dk, In *dv, float *dG, DeviceChunkTable t, ChunkDims d) {
   __shared__ float A[C][C];
   __shared__ float dA[C][C];
   const int c = blockIdx.x, hd = blockIdx.y;
@@ -316,7 +234,7 @@ __global__ void chunk_bwd_dqkv_kernel(const In *q, const In *k, const In *v, con
 // chunk_bwd_dg: grid (N, H), K threads; thread col sums its key's dG backwards over the whole
 // sequence (in place), then, for a scalar gate, the keys are summed row by row.
 __global__ void chunk_bwd_dg_kernel(float *dG, const float *ht, const float *dht, float *dg,
-                                    DeviceChunkTable t, GlaDims d) {
+                                    DeviceChunkTable t, ChunkDims d) {
   const int n = blockIdx.x, hd = blockIdx.y, col = threadIdx.x;
   const int bos = t.seq_bos[n], eos = t.seq_eos[n];
   float acc = 0;
@@ -345,25 +263,10 @@ __global__ void chunk_bwd_dg_kernel(float *dG, const float *ht, const float *dht
   }
 }
 
-void check(const char *kernel) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
-}
-
-void check_sync(const char *kernel) {
-  check(kernel);
-  const cudaError_t status = cudaDeviceSynchronize();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
-}
-
-dim3 state_grid(const DeviceChunkTable &t, const GlaDims &d) { return dim3(t.N, d.H, d.V / BV); }
-
 } // namespace
 
 void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTable &t,
-                               const GlaDims &d) {
+                               const ChunkDims &d) {
   if (t.NC == 0)
     return;
   chunk_local_cumsum_kernel<<<dim3(t.NC, d.H), d.G>>>(g, g_cum, t, d);
@@ -371,7 +274,7 @@ void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTa
 }
 
 void launch_chunk_fwd_h(const void *k, const void *v, const float *g_cum, const float *h0, float *h,
-                        float *ht, const DeviceChunkTable &t, const GlaDims &d) {
+                        float *ht, const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
   if (d.fp16)
@@ -386,7 +289,7 @@ void launch_chunk_fwd_h(const void *k, const void *v, const float *g_cum, const 
 
 void launch_chunk_fwd_o(const void *q, const void *k, const void *v, const float *g_cum,
                         const float *h, void *o, float *A, const DeviceChunkTable &t,
-                        const GlaDims &d) {
+                        const ChunkDims &d) {
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
@@ -402,7 +305,7 @@ void launch_chunk_fwd_o(const void *q, const void *k, const void *v, const float
 }
 
 void launch_chunk_bwd_dh(const void *q, const void *d_o, const float *g_cum, const float *dht,
-                         float *dh, float *dh0, const DeviceChunkTable &t, const GlaDims &d) {
+                         float *dh, float *dh0, const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
   if (d.fp16)
@@ -418,7 +321,7 @@ void launch_chunk_bwd_dh(const void *q, const void *d_o, const float *g_cum, con
 
 void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const float *g_cum,
                            const float *h, const void *d_o, const float *dh, void *dq, void *dk,
-                           void *dv, float *dG, const DeviceChunkTable &t, const GlaDims &d) {
+                           void *dv, float *dG, const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
@@ -437,7 +340,7 @@ void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const fl
 }
 
 void launch_chunk_bwd_dg(float *dG, const float *ht, const float *dht, float *dg,
-                         const DeviceChunkTable &t, const GlaDims &d) {
+                         const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
   chunk_bwd_dg_kernel<<<dim3(t.N, d.H), d.K>>>(dG, ht, dht, dg, t, d);

@@ -13,28 +13,29 @@ namespace {
 }
 } // namespace
 
-void launch_chunk_local_cumsum(const float *, float *, const DeviceChunkTable &, const GlaDims &) {
+void launch_chunk_local_cumsum(const float *, float *, const DeviceChunkTable &,
+                               const ChunkDims &) {
   no_cuda("chunk_local_cumsum_kernel");
 }
 void launch_chunk_fwd_h(const void *, const void *, const float *, const float *, float *, float *,
-                        const DeviceChunkTable &, const GlaDims &) {
+                        const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_fwd_h_kernel");
 }
 void launch_chunk_fwd_o(const void *, const void *, const void *, const float *, const float *,
-                        void *, float *, const DeviceChunkTable &, const GlaDims &) {
+                        void *, float *, const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_fwd_o_kernel");
 }
 void launch_chunk_bwd_dh(const void *, const void *, const float *, const float *, float *, float *,
-                         const DeviceChunkTable &, const GlaDims &) {
+                         const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_bwd_dh_kernel");
 }
 void launch_chunk_bwd_dqkv(const void *, const void *, const void *, const float *, const float *,
                            const void *, const float *, void *, void *, void *, float *,
-                           const DeviceChunkTable &, const GlaDims &) {
+                           const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_bwd_dqkv_kernel");
 }
 void launch_chunk_bwd_dg(float *, const float *, const float *, float *, const DeviceChunkTable &,
-                         const GlaDims &) {
+                         const ChunkDims &) {
   no_cuda("chunk_bwd_dg_kernel");
 }
 

@@ -1,7 +1,8 @@
-// ruleproof: the GPU kernels (gpu/chunk_gla.cu) against the float128 truth and their emulated
-// twin, on random shapes with shrinking: every output and gradient, the stages (g_cum, h, A,
-// dh), every element written (outputs poisoned with NaN first), causality, varlen against
-// each sequence alone. The checks themselves are gpu/check.cpp (shared with
+// ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu) against the float128 truth
+// and their emulated twin, on random shapes with shrinking, for every rule they compute: every
+// output and gradient, the stages (g_cum, h, A, the delta rules' A0, w, u, v_new; dh), every
+// element written (outputs poisoned with NaN first), causality, varlen against each sequence
+// alone. The checks themselves are gpu/check.cpp (shared with
 // `ruleproof gpu-check`). Replay a failure with RC_PARAMS="seed=N" and the test's name.
 #include <thread>
 
@@ -15,16 +16,14 @@ namespace {
 
 unsigned threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-const GateKind gates[] = {GateKind::scalar, GateKind::key};
-
 /// One rc::prop per rule: `check` on cases drawn for it in storage type t.
 template <class Check> void each_rule(gpu::DType t, gen::Need need, Check check) {
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
-  for (GateKind gate : gates)
-    prop_cases(rule_name(gate) + " " + gpu::dtype_name(t), 10, [=] {
+  for (gpu::KernelRule rule : gpu::kernel_rules)
+    prop_cases(rule_name(rule) + " " + gpu::dtype_name(t), 10, [=] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
-      const Case c = *gen::case_for(gate, t, need);
+      const Case c = *gen::case_for(rule, t, need);
       const Result r = check(c);
       RC_LOG() << r.summary();
       RC_ASSERT(r.holds());
@@ -54,11 +53,11 @@ TEST_CASE("kernel_varlen_equals_each_sequence_alone_bitwise", "[gpu]") {
 TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu]") {
   // Fixed cases beside the random ones: every (K, V), T one past two chunks, and a varlen
   // batch with empty sequences first, in the middle and last, one of exactly one chunk.
-  for (GateKind gate : gates)
+  for (gpu::KernelRule rule : gpu::kernel_rules)
     for (std::size_t K : {64, 128})
       for (std::size_t V : {64, 128}) {
         Case c;
-        c.gate = gate;
+        c.rule = rule;
         c.K = K;
         c.V = V;
         c.B = 2;

@@ -1,6 +1,7 @@
-// ruleproof: the GPU checks run on kernels with a deliberate bug (gpu/chunk_gla.cu built with
-// RULEPROOF_PLANTED_BUG: g_cum stored in bf16), to see them fail. Prints every result; exits
-// 0 when every case's forward or backward check fails (the bug was seen), 1 when a case
+// ruleproof: the GPU checks run on kernels with a deliberate bug in each kernel file (built with
+// RULEPROOF_PLANTED_BUG: gpu/chunk_gla.cu keeps chunk_fwd_h's decayed keys in bf16,
+// gpu/chunk_delta.cu reads beta in bf16), to see them fail, on every rule. Prints every result;
+// exits 0 when every case's forward or backward check fails (the bug was seen), 1 when a case
 // passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
 
@@ -16,10 +17,10 @@ int main() {
   if (!device.available)
     return 2;
   int missed = 0;
-  for (GateKind gate : {GateKind::scalar, GateKind::key})
+  for (gpu::KernelRule rule : gpu::kernel_rules)
     for (double gate_scale : {1.0 / 16, 0.5, 2.0}) {
       Case c;
-      c.gate = gate;
+      c.rule = rule;
       c.K = c.V = 64;
       c.T = 100;
       c.has_h0 = c.has_dht = true;

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "gpu/check_gen.hpp"
-#include "gpu/chunk_gla.hpp"
+#include "gpu/chunk_delta.hpp"
 #include "gpu/twin.hpp"
 #include "prop_cases.hpp"
 #include "reference/core/float128.hpp"
@@ -44,9 +44,9 @@ struct Outputs {
 Outputs reference_in_fp32(const check::Case &c, const Inputs<float> &in,
                           const Cotangents<float> &ct, const Options &opts) {
   Outputs r;
-  r.out = chunk_gla_forward_staged(c.gate, in, opts).out;
+  r.out = chunk_forward_staged(c.rule, in, opts).out;
   r.out.o = rounded(c.storage, std::move(r.out.o));
-  r.grads = chunk_gla_backward(c.gate, in, ct, opts);
+  r.grads = chunk_backward(c.rule, in, ct, opts);
   r.grads.dq = rounded(c.storage, std::move(r.grads.dq));
   r.grads.dk = rounded(c.storage, std::move(r.grads.dk));
   r.grads.dv = rounded(c.storage, std::move(r.grads.dv));
@@ -63,10 +63,10 @@ struct Reference {
 
 Reference reference_of(const check::Case &c, const check::Drawn &d) {
   const Inputs<float128> in = widen(d.in);
-  return {twin_forward(c.gate, c.storage, d.in, d.opts),
-          twin_backward(c.gate, c.storage, d.in, d.ct, d.opts),
-          chunk_gla_forward_staged(c.gate, in, d.opts).out,
-          chunk_gla_backward(c.gate, in, widen(d.ct), d.opts)};
+  return {twin_forward(c.rule, c.storage, d.in, d.opts),
+          twin_backward(c.rule, c.storage, d.in, d.ct, d.opts),
+          chunk_forward_staged(c.rule, in, d.opts).out,
+          chunk_backward(c.rule, in, widen(d.ct), d.opts)};
 }
 
 /// Every verdict of a stand-in kernel against the twin and the truth on the same stored input.
@@ -80,7 +80,10 @@ std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref
       check::judge("dk", c.storage, kernel.grads.dk, ref.twin_g.dk, truth_of(ref.truth_g.dk)),
       check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv, truth_of(ref.truth_g.dv)),
       check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg, truth_of(ref.truth_g.dg),
-                   c.T)};
+                   check::dg_summed_rows(c))};
+  if (is_delta(c.rule))
+    v.push_back(check::judge("dbeta", DType::fp32, kernel.grads.dbeta, ref.twin_g.dbeta,
+                             truth_of(ref.truth_g.dbeta)));
   if (c.has_h0)
     v.push_back(check::judge("dh0", DType::fp32, kernel.grads.dh0, ref.twin_g.dh0,
                              truth_of(ref.truth_g.dh0)));
@@ -88,8 +91,8 @@ std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref
 }
 
 /// A case of moderate size for the CPU (K = V = 64, T <= 130), with final state and dht.
-rc::Gen<check::Case> cpu_case(GateKind gate, DType t) {
-  return rc::gen::map(check::gen::case_for(gate, t), [](check::Case c) {
+rc::Gen<check::Case> cpu_case(KernelRule rule, DType t) {
+  return rc::gen::map(check::gen::case_for(rule, t), [](check::Case c) {
     c.K = c.V = 64;
     c.H = 1;
     c.T = std::min<std::size_t>(c.T, 130);
@@ -159,16 +162,16 @@ TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
 }
 
 TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
-  for (GateKind gate : {GateKind::scalar, GateKind::key})
+  for (KernelRule rule : kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 20, [=] {
-        const check::Case c = *cpu_case(gate, t);
+      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 20, [=] {
+        const check::Case c = *cpu_case(rule, t);
         const check::Drawn d = check::draw(c);
         for (const Tensor<float> *x : {&d.in.q, &d.in.k, &d.in.v, &d.ct.d_o})
           for (std::size_t i = 0; i < x->size(); ++i)
             RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
-        const StagedForward<float> f = twin_forward(gate, t, d.in, d.opts);
-        const Grads<float> g = twin_backward(gate, t, d.in, d.ct, d.opts);
+        const StagedForward<float> f = twin_forward(rule, t, d.in, d.opts);
+        const Grads<float> g = twin_backward(rule, t, d.in, d.ct, d.opts);
         for (const Tensor<float> *x : {&f.out.o, &g.dq, &g.dk, &g.dv})
           for (std::size_t i = 0; i < x->size(); ++i)
             RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
@@ -178,10 +181,10 @@ TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
 TEST_CASE("another_fp32_order_of_the_algorithm_passes_the_twin_verdict", "[twin]") {
   // The reference at chunk sizes 16 and 32 computes the same sums as the twin (chunk 64) in
   // another fp32 order: a correct kernel of another order must pass with twin_factor.
-  for (GateKind gate : {GateKind::scalar, GateKind::key})
+  for (KernelRule rule : kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 12, [=] {
-        const check::Case c = *cpu_case(gate, t);
+      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
+        const check::Case c = *cpu_case(rule, t);
         RC_LOG() << c.describe() << "\n";
         const check::Drawn d = check::draw(c);
         const Reference ref = reference_of(c, d);
@@ -197,10 +200,10 @@ TEST_CASE("another_fp32_order_of_the_algorithm_passes_the_twin_verdict", "[twin]
 
 TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
   // Stand-in kernels with a bug each; every one must fail some verdict on every case.
-  for (GateKind gate : {GateKind::scalar, GateKind::key})
+  for (KernelRule rule : kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(check::rule_name(gate) + " " + dtype_name(t), 12, [=] {
-        check::Case c = *cpu_case(gate, t);
+      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
+        check::Case c = *cpu_case(rule, t);
         c.T = std::max<std::size_t>(c.T, 64);
         c.cu_seqlens.clear();
         c.has_h0 = true;
@@ -229,6 +232,13 @@ TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
         for (std::size_t i = 0; i < no_dh0.grads.dh0.size(); ++i)
           no_dh0.grads.dh0[i] = 0;
         RC_ASSERT(!all_hold(judge_all(c, ref, no_dh0)));
+        if (is_delta(rule)) { // 5. beta read as bf16 (fp32 inputs): gpu_check_planted's bug
+          Inputs<float> beta_bf16 = d.in;
+          beta_bf16.beta = rounded(DType::bf16, beta_bf16.beta);
+          const auto v5 = judge_all(c, ref, reference_in_fp32(c, beta_bf16, d.ct, d.opts));
+          RC_LOG() << "beta in bf16:\n" << summary(v5);
+          RC_ASSERT(!all_hold(v5));
+        }
       });
 }
 
@@ -238,11 +248,11 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
   const ArraySpec g_key = spec(DType::fp32, {1, 130, 2, 64}),
                   g_scalar = spec(DType::fp32, {1, 130, 2});
   const ArraySpec h0 = spec(DType::fp32, {1, 2, 64, 128});
-  GlaOptions opts;
-  const GlaShapes s = check_gla_shapes(GateKind::key, q, q, v, g_key, &h0, opts);
+  ChunkOptions opts;
+  const ChunkShapes s = check_chunk_shapes(GateKind::key, q, q, v, g_key, &h0, opts);
   CHECK(s.NC == 3);
   opts.cu_seqlens = {0, 0, 64, 130};
-  CHECK(check_gla_shapes(GateKind::scalar, q, q, v, g_scalar, nullptr, opts).NC == 3);
+  CHECK(check_chunk_shapes(GateKind::scalar, q, q, v, g_scalar, nullptr, opts).NC == 3);
   const auto input_of = [](auto call) -> std::string {
     try {
       call();
@@ -251,39 +261,53 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
     }
     return "no error";
   };
-  GlaOptions plain;
+  ChunkOptions plain;
   const ArraySpec q32 = spec(DType::bf16, {1, 130, 2, 32}),
                   v96 = spec(DType::bf16, {1, 130, 2, 96});
   CHECK(input_of([&] {
-          check_gla_shapes(GateKind::key, q32, q32, v, spec(DType::fp32, {1, 130, 2, 32}), nullptr,
-                           plain);
+          check_chunk_shapes(GateKind::key, q32, q32, v, spec(DType::fp32, {1, 130, 2, 32}),
+                             nullptr, plain);
         }) == "q");
-  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v96, g_key, nullptr, plain); }) ==
+  CHECK(input_of([&] { check_chunk_shapes(GateKind::key, q, q, v96, g_key, nullptr, plain); }) ==
         "v");
   CHECK(input_of([&] {
-          check_gla_shapes(GateKind::key, q, spec(DType::fp16, q.shape), v, g_key, nullptr, plain);
+          check_chunk_shapes(GateKind::key, q, spec(DType::fp16, q.shape), v, g_key, nullptr,
+                             plain);
         }) == "k");
   CHECK(input_of([&] {
-          check_gla_shapes(GateKind::key, spec(DType::fp32, q.shape), q, v, g_key, nullptr, plain);
+          check_chunk_shapes(GateKind::key, spec(DType::fp32, q.shape), q, v, g_key, nullptr,
+                             plain);
         }) == "q");
-  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_scalar, nullptr, plain); }) ==
+  CHECK(input_of([&] { check_chunk_shapes(GateKind::key, q, q, v, g_scalar, nullptr, plain); }) ==
         "g");
   CHECK(input_of([&] {
-          check_gla_shapes(GateKind::scalar, q, q, v, spec(DType::bf16, g_scalar.shape), nullptr,
-                           plain);
+          check_chunk_shapes(GateKind::scalar, q, q, v, spec(DType::bf16, g_scalar.shape), nullptr,
+                             plain);
         }) == "g");
   const ArraySpec h0_wrong = spec(DType::fp32, {2, 2, 64, 128});
-  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, &h0_wrong, plain); }) ==
+  CHECK(input_of([&] { check_chunk_shapes(GateKind::key, q, q, v, g_key, &h0_wrong, plain); }) ==
         "initial_state");
-  GlaOptions bad_cu;
+  ChunkOptions bad_cu;
   bad_cu.cu_seqlens = {0, 64, 129};
-  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, bad_cu); }) ==
+  CHECK(input_of([&] { check_chunk_shapes(GateKind::key, q, q, v, g_key, nullptr, bad_cu); }) ==
         "cu_seqlens");
   const ArraySpec d_o = spec(DType::fp16, v.shape), dht = spec(DType::fp32, {1, 2, 64, 64});
-  CHECK(input_of([&] { check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &d_o); }) ==
-        "do");
   CHECK(input_of([&] {
-          check_gla_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &v, &dht);
+          check_chunk_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &d_o);
+        }) == "do");
+  CHECK(input_of([&] {
+          check_chunk_shapes(GateKind::key, q, q, v, g_key, nullptr, plain, &v, &dht);
         }) == "dht");
-  CHECK(input_of([&] { check_gla_shapes(GateKind::none, q, q, v, g_key, nullptr, plain); }) == "g");
+  CHECK(input_of([&] { check_chunk_shapes(GateKind::none, q, q, v, g_key, nullptr, plain); }) ==
+        "g");
+  const ArraySpec beta = spec(DType::fp32, {1, 130, 2});
+  CHECK(check_delta_shapes(GateKind::key, q, q, v, g_key, beta, &h0, plain).NC == 3);
+  CHECK(input_of([&] {
+          check_delta_shapes(GateKind::scalar, q, q, v, g_scalar, spec(DType::bf16, beta.shape),
+                             nullptr, plain);
+        }) == "beta");
+  CHECK(input_of([&] {
+          check_delta_shapes(GateKind::key, q, q, v, g_key, spec(DType::fp32, {1, 130, 2, 64}),
+                             nullptr, plain);
+        }) == "beta");
 }

@@ -1,0 +1,121 @@
+// ruleproof: the host side every chunkwise kernel API shares (chunk_common.hpp): the common
+// shape checks, the chunk table, the sizes as the kernels take them, output buffers.
+#include "chunk_common.hpp"
+
+#include <climits>
+#include <cmath>
+#include <string>
+
+namespace ruleproof::gpu {
+
+namespace detail {
+
+void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shape &shape) {
+  if (a.dtype != dtype)
+    throw InputError(name,
+                     "element type " + dtype_name(a.dtype) + ", expected " + dtype_name(dtype));
+  ruleproof::detail::expect_shape(name, a.shape, shape);
+}
+
+ChunkTable::ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int64_t> &cu_seqlens) {
+  Options o;
+  o.cu_seqlens = cu_seqlens;
+  for (const Sequence &s : sequences_of(B, T, o)) {
+    const int bos = static_cast<int>(s.batch * T + s.begin);
+    const int eos = static_cast<int>(s.batch * T + s.end);
+    seq_bos.push_back(bos);
+    seq_eos.push_back(eos);
+    seq_first_chunk.push_back(static_cast<int>(chunk_seq.size()));
+    for (int r = bos; r < eos; r += kernel_chunk_size) {
+      chunk_seq.push_back(static_cast<int>(seq_bos.size() - 1));
+      chunk_bos.push_back(r);
+    }
+  }
+  seq_first_chunk.push_back(static_cast<int>(chunk_seq.size()));
+  d_seq_bos = DeviceArray::upload_ints(seq_bos);
+  d_seq_eos = DeviceArray::upload_ints(seq_eos);
+  d_seq_first_chunk = DeviceArray::upload_ints(seq_first_chunk);
+  d_chunk_seq = DeviceArray::upload_ints(chunk_seq);
+  d_chunk_bos = DeviceArray::upload_ints(chunk_bos);
+}
+
+DeviceChunkTable ChunkTable::device() const {
+  DeviceChunkTable t;
+  t.seq_bos = static_cast<const int *>(d_seq_bos.data());
+  t.seq_eos = static_cast<const int *>(d_seq_eos.data());
+  t.seq_first_chunk = static_cast<const int *>(d_seq_first_chunk.data());
+  t.chunk_seq = static_cast<const int *>(d_chunk_seq.data());
+  t.chunk_bos = static_cast<const int *>(d_chunk_bos.data());
+  t.N = static_cast<int>(seq_bos.size());
+  t.NC = static_cast<int>(chunk_seq.size());
+  return t;
+}
+
+ChunkDims dims_of(GateKind gate, const ChunkShapes &s, const ChunkOptions &opts, DType input) {
+  ChunkDims d;
+  d.H = static_cast<int>(s.H);
+  d.K = static_cast<int>(s.K);
+  d.V = static_cast<int>(s.V);
+  d.G = gate == GateKind::key ? d.K : 1;
+  // the scale as the kernels use it: rounded once to fp32
+  d.scale = static_cast<float>(opts.scale ? *opts.scale : 1.0 / std::sqrt(double(s.K)));
+  d.fp16 = input == DType::fp16;
+  return d;
+}
+
+DeviceArray output(DType dtype, Shape shape, bool poison) {
+  DeviceArray a(dtype, std::move(shape));
+  if (poison)
+    a.poison();
+  return a;
+}
+
+const float *f32(const DeviceArray *a) {
+  return a && !a->empty() ? static_cast<const float *>(a->data()) : nullptr;
+}
+float *f32(DeviceArray &a) { return static_cast<float *>(a.data()); }
+
+} // namespace detail
+
+ChunkShapes check_chunk_shapes(GateKind gate, const ArraySpec &q, const ArraySpec &k,
+                               const ArraySpec &v, const ArraySpec &g, const ArraySpec *h0,
+                               const ChunkOptions &opts, const ArraySpec *d_o,
+                               const ArraySpec *d_ht) {
+  if (gate != GateKind::scalar && gate != GateKind::key)
+    throw InputError("g", "the chunkwise kernels take a scalar or a per-key gate");
+  if (q.shape.size() != 4)
+    throw InputError("q", "rank " + std::to_string(q.shape.size()) + ", expected [B, T, H, K]");
+  if (q.dtype != DType::bf16 && q.dtype != DType::fp16)
+    throw InputError("q", "element type " + dtype_name(q.dtype) + ", expected bf16 or fp16");
+  const std::size_t B = q.shape[0], T = q.shape[1], H = q.shape[2], K = q.shape[3];
+  detail::expect("k", k, q.dtype, q.shape);
+  if (v.shape.size() != 4)
+    throw InputError("v", "rank " + std::to_string(v.shape.size()) + ", expected [B, T, H, V]");
+  const std::size_t V = v.shape[3];
+  detail::expect("v", v, q.dtype, {B, T, H, V});
+  if (K != 64 && K != 128)
+    throw InputError("q", "K = " + std::to_string(K) + "; the kernels take K in {64, 128}");
+  if (V != 64 && V != 128)
+    throw InputError("v", "V = " + std::to_string(V) + "; the kernels take V in {64, 128}");
+  if (H == 0)
+    throw InputError("q", "H = 0 heads");
+  if (B * T > static_cast<std::size_t>(INT_MAX / 2))
+    throw InputError("q", "B T = " + std::to_string(B * T) + " rows: too many for int32 rows");
+  detail::expect("g", g, DType::fp32, gate == GateKind::key ? Shape{B, T, H, K} : Shape{B, T, H});
+  validate_sequences(kernel_chunk_size, opts.cu_seqlens, B, T);
+  const std::size_t N = opts.cu_seqlens.empty() ? B : opts.cu_seqlens.size() - 1;
+  if (h0 && !h0->shape.empty())
+    detail::expect("initial_state", *h0, DType::fp32, {N, H, K, V});
+  if (d_o)
+    detail::expect("do", *d_o, q.dtype, {B, T, H, V});
+  if (d_ht && !d_ht->shape.empty())
+    detail::expect("dht", *d_ht, DType::fp32, {N, H, K, V});
+  std::size_t NC = 0;
+  Options o;
+  o.cu_seqlens = opts.cu_seqlens;
+  for (const Sequence &s : sequences_of(B, T, o))
+    NC += (s.length() + kernel_chunk_size - 1) / kernel_chunk_size;
+  return {B, T, H, K, V, N, NC};
+}
+
+} // namespace ruleproof::gpu

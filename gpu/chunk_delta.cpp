@@ -1,0 +1,140 @@
+// ruleproof: the host side of the chunkwise delta-rule kernels: shape checks, buffers, and the
+// kernels' order. Forward: chunk_local_cumsum, chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril,
+// recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o. Backward: the forward's stages again (none
+// is stored by the forward), then chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg,
+// chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse.
+#include "chunk_delta.hpp"
+
+#include "detail/delta_launch.hpp"
+
+namespace ruleproof::gpu {
+
+namespace {
+
+using detail::ChunkTable;
+using detail::dims_of;
+using detail::f32;
+using detail::output;
+
+/// Every stage of the forward but the output: g_cum, A0, A, w, u, h, v_new, and (when asked)
+/// the final state.
+struct Stages {
+  DeviceArray g_cum, A0, A, w, u, h, v_new, ht;
+};
+Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const detail::ChunkDims &d,
+                      const ChunkShapes &s, bool with_ht, bool poison) {
+  const std::size_t C = kernel_chunk_size;
+  Stages st;
+  st.g_cum = output(DType::fp32, args.g->shape(), poison);
+  st.A0 = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
+  st.A = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
+  st.w = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  st.u = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  st.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  st.v_new = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  if (with_ht)
+    st.ht = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  const detail::DeviceChunkTable t = table.device();
+  detail::launch_chunk_local_cumsum(f32(args.g), f32(st.g_cum), t, d);
+  detail::launch_chunk_wy_fwd(args.k->data(), args.v->data(), f32(args.beta), f32(st.g_cum),
+                              f32(st.A0), f32(st.A), f32(st.w), f32(st.u), t, d);
+  detail::launch_chunk_delta_fwd_h(args.k->data(), f32(st.w), f32(st.u), f32(st.g_cum),
+                                   f32(args.h0), f32(st.h), f32(st.v_new),
+                                   with_ht ? f32(st.ht) : nullptr, t, d);
+  return st;
+}
+
+void expect_args(const DeltaArgs &args) {
+  if (!args.q || !args.k || !args.v || !args.g || !args.beta)
+    throw InputError(!args.q   ? "q"
+                     : !args.k ? "k"
+                     : !args.v ? "v"
+                     : !args.g ? "g"
+                               : "beta",
+                     "missing");
+}
+
+ChunkShapes shapes_of(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts,
+                      const DeviceArray *d_o = nullptr, const DeviceArray *d_ht = nullptr) {
+  expect_args(args);
+  return check_delta_shapes(gate, args.q->spec(), args.k->spec(), args.v->spec(), args.g->spec(),
+                            args.beta->spec(), args.h0 ? &args.h0->spec() : nullptr, opts,
+                            d_o ? &d_o->spec() : nullptr, d_ht ? &d_ht->spec() : nullptr);
+}
+
+} // namespace
+
+ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpec &k,
+                               const ArraySpec &v, const ArraySpec &g, const ArraySpec &beta,
+                               const ArraySpec *h0, const ChunkOptions &opts, const ArraySpec *d_o,
+                               const ArraySpec *d_ht) {
+  const ChunkShapes s = check_chunk_shapes(gate, q, k, v, g, h0, opts, d_o, d_ht);
+  detail::expect("beta", beta, DType::fp32, {s.B, s.T, s.H});
+  return s;
+}
+
+DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts) {
+  const ChunkShapes s = shapes_of(gate, args, opts);
+  const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  const bool poison = opts.poison_outputs;
+  Stages st = forward_stages(args, table, d, s, opts.output_final_state, poison);
+  DeltaForward r;
+  r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);
+  detail::launch_chunk_delta_fwd_o(args.q->data(), args.k->data(), f32(st.v_new), f32(st.g_cum),
+                                   f32(st.h), r.o.data(), table.device(), d);
+  r.final_state = std::move(st.ht);
+  if (opts.return_stages) {
+    r.g_cum = std::move(st.g_cum);
+    r.A0 = std::move(st.A0);
+    r.A = std::move(st.A);
+    r.w = std::move(st.w);
+    r.u = std::move(st.u);
+    r.h = std::move(st.h);
+    r.v_new = std::move(st.v_new);
+  }
+  return r;
+}
+
+DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
+                           const DeviceArray *d_ht, const ChunkOptions &opts) {
+  const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
+  const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  const detail::DeviceChunkTable t = table.device();
+  const bool poison = opts.poison_outputs;
+  const DType in = args.q->dtype();
+  // the final state's gradient reaches g through dh alone: no final state is needed
+  Stages st = forward_stages(args, table, d, s, false, poison);
+  DeviceArray dv2 = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison); // gradient of v_new
+  detail::launch_chunk_bwd_dv_local(args.q->data(), args.k->data(), f32(st.g_cum), d_o.data(),
+                                    f32(dv2), t, d);
+  DeltaGrads r;
+  r.dh = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  const bool with_dh0 = args.h0 && !args.h0->empty();
+  if (with_dh0)
+    r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  detail::launch_chunk_bwd_dhu(args.q->data(), args.k->data(), f32(st.w), f32(st.g_cum), d_o.data(),
+                               f32(d_ht), f32(dv2), f32(r.dh), with_dh0 ? f32(r.dh0) : nullptr, t,
+                               d);
+  r.dq = output(in, args.q->shape(), poison);
+  DeviceArray dk_qkw = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  DeviceArray dw = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  DeviceArray dG = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  detail::launch_chunk_bwd_dqkwg(args.q->data(), args.k->data(), f32(st.v_new), f32(st.g_cum),
+                                 f32(st.h), d_o.data(), f32(r.dh), f32(dv2), r.dq.data(),
+                                 f32(dk_qkw), f32(dw), f32(dG), t, d);
+  r.dk = output(in, args.k->shape(), poison);
+  r.dv = output(in, args.v->shape(), poison);
+  r.dbeta = output(DType::fp32, args.beta->shape(), poison);
+  detail::launch_chunk_wy_bwd(args.k->data(), args.v->data(), f32(args.beta), f32(st.g_cum),
+                              f32(st.A), f32(dw), f32(dv2), f32(dk_qkw), r.dk.data(), r.dv.data(),
+                              f32(r.dbeta), f32(dG), t, d);
+  r.dg = output(DType::fp32, args.g->shape(), poison);
+  detail::launch_chunk_local_cumsum_reverse(f32(dG), f32(r.dg), t, d);
+  if (!opts.return_stages)
+    r.dh = DeviceArray();
+  return r;
+}
+
+} // namespace ruleproof::gpu

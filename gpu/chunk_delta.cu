@@ -1,0 +1,607 @@
+// ruleproof: chunkwise delta-rule kernels (gated_delta_rule: scalar gate; kda: per-key gate),
+// forward and backward, on Hopper (sm_90). Inputs bf16 or fp16; gates, beta, states, every
+// intermediate and every sum in fp32; outputs o, dq, dk, dv stored in the input type,
+// everything else fp32. Chunk size C = 64.
+//
+// CPU reference, one grep away: reference/kda/chunk.hpp (chunk_scaled_dot_kkt, solve_tril,
+// recompute_w_u, chunk_fwd_h, chunk_fwd_o; chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg,
+// prepare_wy_repr_bwd, chunk_local_cumsum_reverse), seed 003's forward steps 1-5 and backward
+// steps 1-7; gated_delta_rule is kda with its gate repeated over the keys
+// (reference/kda/variant.hpp, as_kda). The emulated twin of these kernels is gpu/twin.hpp; the
+// host API with its shape checks gpu/chunk_delta.hpp. Shared with chunk_gla.cu: the stage
+// chunk_local_cumsum, chunk_fwd_o and the device helpers (detail/chunk_device.cuh).
+//
+// Compile: part of the ruleproof_gpu library (nvcc -arch=sm_90, C++17), or by hand:
+//   nvcc -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -c gpu/chunk_delta.cu
+//
+// Versions:
+//   1. (this one) readable first, as chunk_gla.cu's version 1: one block per (chunk, head) or
+//      (sequence, head, value tile), fp32 CUDA-core arithmetic, every decay exp(g_cum_i -
+//      g_cum_j) taken pairwise, the triangular solve one column a thread. No tensor cores.
+//
+// Per chunk of n rows with start state h (K x V), g_cum the gate summed from the chunk start,
+// q~ = scale q, gl = g_cum of the chunk's last row, R_ijc = exp(g_cum_ic - g_cum_jc):
+//   A0_ij = beta_i sum_c k_ic k_jc R_ijc  (j < i)        A = (I + A0)^-1  (unit lower)
+//   w = A Diag(beta) (k . e^g_cum),  u = A Diag(beta) v    (u is the new v before the state)
+//   v_new = u - w h,  h' = Diag(e^gl) h + sum_j (k_j . e^{gl - g_cum_j}) v_new_j^T
+//   o_i = sum_c q~_ic e^g_cum_ic h_c + sum_{j<=i} Aqk_ij v_new_j,  Aqk_ij = sum_c q~_ic k_jc R_ijc
+// Backward of <dO, O> + <dS_T, S_T>, dh the gradient of the state after the chunk:
+//   dv2 = Aqk^T dO + (k . e^{gl - g_cum}) dh               (the gradient of v_new)
+//   dh_before = Diag(e^gl) dh + (q~ . e^g_cum)^T dO - w^T dv2
+//   dB_ij = dO_i . v_new_j (j <= i); dq~_ic = e^g_cum_ic dO_i . h_c + sum_j dB_ij k_jc R_ijc
+//   dk_ic = sum_{m>=i} dB_mi q~_mc R_mic + e^{gl_c - g_cum_ic} v_new_i . dh_c + (WY part)
+//   dw = -dv2 h^T, then through the WY representation (prepare_wy_repr_bwd):
+//   dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k . e^g_cum)^T, dA0 = -(A^T dA A^T) strictly
+//   lower, dv = Diag(beta) A^T dv2, dbeta, and dk, dg through A0 and w;
+//   dg = the suffix sum inside each chunk of the gradient of g_cum (summed over keys for a
+//   scalar gate).
+#include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
+                                   // chunk_rows, chunk_scores, chunk_fwd_o_kernel, check_sync,
+                                   // state_grid, C, MAX_K, BV, THREADS, STATE_PER_THREAD
+#include "detail/delta_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+/// beta of row r, head h.
+__device__ inline float beta_of(const float *beta, int r, int h, const ChunkDims &d) {
+  const float b = beta[static_cast<long>(r) * d.H + h];
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, beta read in bf16
+  return __bfloat162float(__float2bfloat16_rn(b));
+#else
+  return b;
+#endif
+}
+
+/// R_ijc = exp(g_cum_ic - g_cum_jc), rows ri >= rj of one chunk, taken pairwise.
+__device__ inline float decay(const float *g_cum, int ri, int rj, int h, int c,
+                              const ChunkDims &d) {
+  return expf(gate(g_cum, ri, h, c, d) - gate(g_cum, rj, h, c, d));
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_scaled_dot_kkt, solve_tril, recompute_w_u: grid (NC, H), THREADS threads; one chunk
+// of one head.
+template <class In>
+__global__ void chunk_wy_fwd_kernel(const In *k, const In *v, const float *beta, const float *g_cum,
+                                    float *A0_out, float *A_out, float *w, float *u,
+                                    DeviceChunkTable t, ChunkDims d) {
+  __shared__ float A0[C][C];
+  __shared__ float A[C][C];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // A0 = Diag(beta) (k k^T . R), j < i
+    const int i = e / C, j = e % C;
+    float a = 0;
+    if (i < rows.n && j < i) {
+      for (int col = 0; col < d.K; ++col)
+        a += load(k, at_k(rows.bos + i, hd, col, d)) * load(k, at_k(rows.bos + j, hd, col, d)) *
+             decay(g_cum, rows.bos + i, rows.bos + j, hd, col, d);
+      a *= beta_of(beta, rows.bos + i, hd, d);
+    }
+    A0[i][j] = a;
+    A[i][j] = i == j ? 1.0f : 0.0f;
+    if (i < rows.n)
+      A0_out[at_score(rows.bos + i, hd, j, d)] = a;
+  }
+  __syncthreads();
+  // solve_tril, (I + A0) A = I: column j of A needs column j alone, A_ij = -sum_{j<=m<i}
+  // A0_im A_mj from the top down, so each thread solves one column.
+  if (threadIdx.x < rows.n) {
+    const int j = threadIdx.x;
+    for (int i = j + 1; i < rows.n; ++i) {
+      float acc = 0;
+      for (int m = j; m < i; ++m)
+        acc += A0[i][m] * A[m][j];
+      A[i][j] = -acc;
+    }
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows.n * C; e += blockDim.x)
+    A_out[at_score(rows.bos + e / C, hd, e % C, d)] = A[e / C][e % C];
+  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) { // u = A Diag(beta) v
+    const int i = e / d.V, j = e % d.V;
+    float acc = 0;
+    for (int m = 0; m <= i; ++m)
+      acc += A[i][m] * (beta_of(beta, rows.bos + m, hd, d) * load(v, at_v(rows.bos + m, hd, j, d)));
+    u[at_v(rows.bos + i, hd, j, d)] = acc;
+  }
+  for (int e = threadIdx.x; e < rows.n * d.K; e += blockDim.x) { // w = A Diag(beta) (k . e^g)
+    const int i = e / d.K, col = e % d.K;
+    float acc = 0;
+    for (int m = 0; m <= i; ++m) {
+      const int r = rows.bos + m;
+      acc += A[i][m] * (beta_of(beta, r, hd, d) *
+                        (load(k, at_k(r, hd, col, d)) * expf(gate(g_cum, r, hd, col, d))));
+    }
+    w[at_k(rows.bos + i, hd, col, d)] = acc;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_fwd_h: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks in
+// order, keeping K x BV entries of the state in registers (entry e = tid + m THREADS is row
+// e / BV, column e % BV of the tile), as chunk_gla.cu's chunk_fwd_h does; v_new reads the
+// chunk's start state back from h[c], just written by the block.
+template <class In>
+__global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const float *u,
+                                         const float *g_cum, const float *h0, float *h,
+                                         float *v_new, float *ht, DeviceChunkTable t, ChunkDims d) {
+  __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
+  __shared__ float v_new_tile[C][BV];
+  const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
+  const int entries = d.K * BV;
+  float state[STATE_PER_THREAD];
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+    state[m] = (e < entries && h0) ? h0[at_state(n, hd, i, v0 + j, d)] : 0.0f;
+  }
+  for (int c = t.seq_first_chunk[n]; c < t.seq_first_chunk[n + 1]; ++c) {
+    const ChunkRows rows = chunk_rows(t, c);
+    const int last = rows.bos + rows.n - 1;
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the state at the chunk's start
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        h[at_state(c, hd, i, v0 + j, d)] = state[m];
+    }
+    __syncthreads(); // h[c] is visible to the block; the previous chunk's tiles are not read
+    for (int e = tid; e < rows.n * BV; e += THREADS) { // v_new = u - w h
+      const int r = e / BV, j = e % BV;
+      float wh = 0;
+      for (int i = 0; i < d.K; ++i)
+        wh += w[at_k(rows.bos + r, hd, i, d)] * h[at_state(c, hd, i, v0 + j, d)];
+      const float x = u[at_v(rows.bos + r, hd, v0 + j, d)] - wh;
+      v_new_tile[r][j] = x;
+      v_new[at_v(rows.bos + r, hd, v0 + j, d)] = x;
+    }
+    for (int e = tid; e < rows.n * d.K; e += THREADS) {
+      const int r = e / d.K, col = e % d.K;
+      k_decayed[r][col] =
+          load(k, at_k(rows.bos + r, hd, col, d)) *
+          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // h' = Diag(e^gl) h + K_decayed^T V_new
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries) {
+        float acc = expf(gate(g_cum, last, hd, i, d)) * state[m];
+        for (int r = 0; r < rows.n; ++r)
+          acc += k_decayed[r][i] * v_new_tile[r][j];
+        state[m] = acc;
+      }
+    }
+  }
+  if (ht) {
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        ht[at_state(n, hd, i, v0 + j, d)] = state[m];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dv_local: grid (NC, H), THREADS threads; dv2_j = sum_{i>=j} Aqk_ij dO_i.
+template <class In>
+__global__ void chunk_bwd_dv_local_kernel(const In *q, const In *k, const float *g_cum,
+                                          const In *d_o, float *dv2, DeviceChunkTable t,
+                                          ChunkDims d) {
+  __shared__ float A[C][C];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  chunk_scores(q, k, g_cum, rows, hd, d, A, nullptr);
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
+    const int j = e / d.V, jv = e % d.V;
+    float acc = 0;
+    for (int i = j; i < rows.n; ++i)
+      acc += A[i][j] * load(d_o, at_v(rows.bos + i, hd, jv, d));
+    dv2[at_v(rows.bos + j, hd, jv, d)] = acc;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dhu: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks
+// backwards, keeping K x BV entries of dh in registers (as chunk_delta_fwd_h keeps the state)
+// and completing dv2 for its value columns, which reads dh back from dh[c].
+template <class In>
+__global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, const float *g_cum,
+                                     const In *d_o, const float *dht, float *dv2, float *dh,
+                                     float *dh0, DeviceChunkTable t, ChunkDims d) {
+  __shared__ float tile[C][MAX_K]; // k . e^{gl - g_cum}, then q~ . e^g_cum
+  __shared__ float dv2_tile[C][BV];
+  const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
+  const int entries = d.K * BV;
+  float grad[STATE_PER_THREAD];
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+    grad[m] = (e < entries && dht) ? dht[at_state(n, hd, i, v0 + j, d)] : 0.0f;
+  }
+  for (int c = t.seq_first_chunk[n + 1] - 1; c >= t.seq_first_chunk[n]; --c) {
+    const ChunkRows rows = chunk_rows(t, c);
+    const int last = rows.bos + rows.n - 1;
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the gradient of the state after chunk c
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        dh[at_state(c, hd, i, v0 + j, d)] = grad[m];
+    }
+    __syncthreads(); // dh[c] is visible to the block; the previous chunk's tiles are not read
+    for (int e = tid; e < rows.n * d.K; e += THREADS) {
+      const int r = e / d.K, col = e % d.K;
+      tile[r][col] = load(k, at_k(rows.bos + r, hd, col, d)) *
+                     expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    __syncthreads();
+    for (int e = tid; e < rows.n * BV; e += THREADS) { // dv2 += (k . e^{gl - g_cum}) dh
+      const int r = e / BV, j = e % BV;
+      float k_dh = 0;
+      for (int i = 0; i < d.K; ++i)
+        k_dh += tile[r][i] * dh[at_state(c, hd, i, v0 + j, d)];
+      const long at = at_v(rows.bos + r, hd, v0 + j, d);
+      const float x = dv2[at] + k_dh;
+      dv2[at] = x;
+      dv2_tile[r][j] = x;
+    }
+    __syncthreads();
+    for (int e = tid; e < rows.n * d.K; e += THREADS) {
+      const int r = e / d.K, col = e % d.K;
+      tile[r][col] = (load(q, at_k(rows.bos + r, hd, col, d)) * d.scale) *
+                     expf(gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) { // dh = Diag(e^gl) dh' + Q_decayed^T dO - W^T dv2
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries) {
+        float q_do = 0, w_dv2 = 0;
+        for (int r = 0; r < rows.n; ++r) {
+          q_do += tile[r][i] * load(d_o, at_v(rows.bos + r, hd, v0 + j, d));
+          w_dv2 += w[at_k(rows.bos + r, hd, i, d)] * dv2_tile[r][j];
+        }
+        grad[m] = (expf(gate(g_cum, last, hd, i, d)) * grad[m] + q_do) - w_dv2;
+      }
+    }
+  }
+  if (dh0) {
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
+      if (e < entries)
+        dh0[at_state(n, hd, i, v0 + j, d)] = grad[m];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_bwd_dqkwg: grid (NC, H), THREADS threads; one chunk of one head. THREADS is a multiple
+// of K, so each thread keeps one key column (tid % K) and sums its own part of the last row's
+// term sum_j k_jc dk_s_jc; the parts are added in a fixed order (the same bits every run).
+template <class In>
+__global__ void chunk_bwd_dqkwg_kernel(const In *q, const In *k, const float *v_new,
+                                       const float *g_cum, const float *h, const In *d_o,
+                                       const float *dh, const float *dv2, In *dq, float *dk_qkw,
+                                       float *dw, float *dG, DeviceChunkTable t, ChunkDims d) {
+  __shared__ float dB[C][C];
+  __shared__ float k_dk_s_part[THREADS];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int last = rows.bos + rows.n - 1;
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // dB = dO V_new^T, lower triangle
+    const int i = e / C, j = e % C;
+    float a = 0;
+    if (i < rows.n && j <= i)
+      for (int jv = 0; jv < d.V; ++jv)
+        a += load(d_o, at_v(rows.bos + i, hd, jv, d)) * v_new[at_v(rows.bos + j, hd, jv, d)];
+    dB[i][j] = a;
+  }
+  __syncthreads();
+  const int col = threadIdx.x % d.K;
+  float k_dk_s_sum = 0;
+  for (int i = threadIdx.x / d.K; i < rows.n; i += THREADS / d.K) {
+    const int r = rows.bos + i;
+    const float g_i = gate(g_cum, r, hd, col, d);
+    float do_h = 0, v_new_dh = 0, dv2_h = 0; // dO_i . h_col, v_new_i . dh_col, dv2_i . h_col
+    for (int jv = 0; jv < d.V; ++jv) {
+      const float h_cj = h[at_state(c, hd, col, jv, d)];
+      do_h += load(d_o, at_v(r, hd, jv, d)) * h_cj;
+      v_new_dh += v_new[at_v(r, hd, jv, d)] * dh[at_state(c, hd, col, jv, d)];
+      dv2_h += dv2[at_v(r, hd, jv, d)] * h_cj;
+    }
+    float inside_q = 0; // sum_{j<=i} dB_ij k_jc R_ijc
+    for (int j = 0; j <= i; ++j)
+      inside_q += dB[i][j] * load(k, at_k(rows.bos + j, hd, col, d)) *
+                  expf(g_i - gate(g_cum, rows.bos + j, hd, col, d));
+    float dk_o = 0; // sum_{m>=i} dB_mi q~_mc R_mic
+    for (int m = i; m < rows.n; ++m)
+      dk_o += dB[m][i] * (load(q, at_k(rows.bos + m, hd, col, d)) * d.scale) *
+              expf(gate(g_cum, rows.bos + m, hd, col, d) - g_i);
+    const float q_i = load(q, at_k(r, hd, col, d)) * d.scale, k_i = load(k, at_k(r, hd, col, d));
+    const float dq_tilde = expf(g_i) * do_h + inside_q;
+    const float dk_s = expf(gate(g_cum, last, hd, col, d) - g_i) * v_new_dh; // through the state
+    const float k_dk_s = k_i * dk_s;
+    store(dq, at_k(r, hd, col, d), d.scale * dq_tilde);
+    dk_qkw[at_k(r, hd, col, d)] = dk_o + dk_s;
+    dw[at_k(r, hd, col, d)] = -dv2_h;
+    dG[at_k(r, hd, col, d)] = q_i * dq_tilde - k_i * dk_o - k_dk_s;
+    k_dk_s_sum += k_dk_s;
+  }
+  k_dk_s_part[threadIdx.x] = k_dk_s_sum;
+  __syncthreads();         // every row's dG is written and visible to the block, every part summed
+  if (threadIdx.x < d.K) { // the last row: e^gl . rowsum(h . dh) + sum_j k_j . dk_s_j
+    const int kc = threadIdx.x;
+    float h_dh = 0;
+    for (int jv = 0; jv < d.V; ++jv)
+      h_dh += h[at_state(c, hd, kc, jv, d)] * dh[at_state(c, hd, kc, jv, d)];
+    float k_dk_s = 0;
+    for (int p = 0; p < THREADS / d.K; ++p)
+      k_dk_s += k_dk_s_part[kc + p * d.K];
+    dG[at_k(last, hd, kc, d)] += expf(gate(g_cum, last, hd, kc, d)) * h_dh + k_dk_s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// prepare_wy_repr_bwd: grid (NC, H), THREADS threads; one chunk of one head.
+template <class In>
+__global__ void chunk_wy_bwd_kernel(const In *k, const In *v, const float *beta, const float *g_cum,
+                                    const float *A_stage, const float *dw, const float *dv2,
+                                    const float *dk_qkw, In *dk, In *dv, float *dbeta, float *dG,
+                                    DeviceChunkTable t, ChunkDims d) {
+  __shared__ float A[C][C];
+  __shared__ float dA[C][C]; // dA, then dA0
+  __shared__ float T[C][C];  // A^T dA, then X = k k^T . R (strictly lower)
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n, bos = rows.bos;
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+    const int i = e / C, j = e % C;
+    A[i][j] = i < n ? A_stage[at_score(bos + i, hd, j, d)] : 0.0f;
+    float a = 0; // dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k . e^g_cum)^T, lower triangle
+    if (i < n && j <= i) {
+      const float b_j = beta_of(beta, bos + j, hd, d);
+      float from_u = 0, from_w = 0;
+      for (int jv = 0; jv < d.V; ++jv)
+        from_u += dv2[at_v(bos + i, hd, jv, d)] * (b_j * load(v, at_v(bos + j, hd, jv, d)));
+      for (int col = 0; col < d.K; ++col)
+        from_w +=
+            dw[at_k(bos + i, hd, col, d)] *
+            (b_j * (load(k, at_k(bos + j, hd, col, d)) * expf(gate(g_cum, bos + j, hd, col, d))));
+      a = from_u + from_w;
+    }
+    dA[i][j] = a;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // T = A^T dA
+    const int i = e / C, j = e % C;
+    float x = 0;
+    if (i < n && j < n)
+      for (int m = max(i, j); m < n; ++m)
+        x += A[m][i] * dA[m][j];
+    T[i][j] = x;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // dA0 = -(T A^T), strictly lower
+    const int i = e / C, j = e % C;
+    float x = 0;
+    if (i < n && j < i)
+      for (int m = 0; m <= j; ++m)
+        x += T[i][m] * A[j][m];
+    dA[i][j] = -x;
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // X = k k^T . R, strictly lower
+    const int i = e / C, j = e % C;
+    float x = 0;
+    if (i < n && j < i)
+      for (int col = 0; col < d.K; ++col)
+        x += load(k, at_k(bos + i, hd, col, d)) * load(k, at_k(bos + j, hd, col, d)) *
+             decay(g_cum, bos + i, bos + j, hd, col, d);
+    T[i][j] = x;
+  }
+  __syncthreads();
+  // dk and the gate through w (k . e^g_cum) and A0 = Diag(beta) X, dX = Diag(beta) dA0
+  const int col = threadIdx.x % d.K;
+  for (int i = threadIdx.x / d.K; i < n; i += THREADS / d.K) {
+    const int r = bos + i;
+    const float g_i = gate(g_cum, r, hd, col, d), b_i = beta_of(beta, r, hd, d);
+    const float k_i = load(k, at_k(r, hd, col, d)), up = expf(g_i);
+    float at_dw = 0; // (A^T dw)_ic
+    for (int m = i; m < n; ++m)
+      at_dw += A[m][i] * dw[at_k(bos + m, hd, col, d)];
+    float dk_left = 0; // sum_{j<i} dX_ij k_jc R_ijc
+    for (int j = 0; j < i; ++j)
+      dk_left += (b_i * dA[i][j]) * load(k, at_k(bos + j, hd, col, d)) *
+                 expf(g_i - gate(g_cum, bos + j, hd, col, d));
+    float dk_right = 0; // sum_{m>i} dX_mi k_mc R_mic
+    for (int m = i + 1; m < n; ++m)
+      dk_right += (beta_of(beta, bos + m, hd, d) * dA[m][i]) * load(k, at_k(bos + m, hd, col, d)) *
+                  expf(gate(g_cum, bos + m, hd, col, d) - g_i);
+    const float dk_decayed = b_i * at_dw;
+    const long at = at_k(r, hd, col, d);
+    store(dk, at, dk_qkw[at] + ((up * dk_decayed + dk_left) + dk_right));
+    dG[at] += (k_i * up) * dk_decayed + k_i * dk_left - k_i * dk_right;
+  }
+  for (int e = threadIdx.x; e < n * d.V; e += blockDim.x) { // dv = Diag(beta) A^T dv2
+    const int i = e / d.V, jv = e % d.V;
+    float at_du = 0;
+    for (int m = i; m < n; ++m)
+      at_du += A[m][i] * dv2[at_v(bos + m, hd, jv, d)];
+    store(dv, at_v(bos + i, hd, jv, d), beta_of(beta, bos + i, hd, d) * at_du);
+  }
+  if (threadIdx.x < n) { // dbeta_i = (A^T dv2)_i . v_i + (A^T dw)_i . (k . e^g)_i + dA0_i . X_i
+    const int i = threadIdx.x, r = bos + i;
+    float from_u = 0, from_w = 0, from_A0 = 0;
+    for (int jv = 0; jv < d.V; ++jv) {
+      float at_du = 0;
+      for (int m = i; m < n; ++m)
+        at_du += A[m][i] * dv2[at_v(bos + m, hd, jv, d)];
+      from_u += at_du * load(v, at_v(r, hd, jv, d));
+    }
+    for (int kc = 0; kc < d.K; ++kc) {
+      float at_dw = 0;
+      for (int m = i; m < n; ++m)
+        at_dw += A[m][i] * dw[at_k(bos + m, hd, kc, d)];
+      from_w += at_dw * (load(k, at_k(r, hd, kc, d)) * expf(gate(g_cum, r, hd, kc, d)));
+    }
+    for (int j = 0; j < i; ++j)
+      from_A0 += dA[i][j] * T[i][j];
+    dbeta[static_cast<long>(r) * d.H + hd] = from_u + from_w + from_A0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_local_cumsum reverse: grid (NC, H), K threads; thread col sums its key's dG from the
+// chunk's last row up (in place), then, for a scalar gate, the keys are summed row by row.
+__global__ void chunk_local_cumsum_reverse_kernel(float *dG, float *dg, DeviceChunkTable t,
+                                                  ChunkDims d) {
+  const int c = blockIdx.x, hd = blockIdx.y, col = threadIdx.x;
+  const ChunkRows rows = chunk_rows(t, c);
+  float running = 0;
+  for (int i = rows.n - 1; i >= 0; --i) {
+    const long at = at_k(rows.bos + i, hd, col, d);
+    running += dG[at];
+    if (d.G == 1)
+      dG[at] = running;
+    else
+      dg[at] = running;
+  }
+  if (d.G != 1)
+    return;
+  __syncthreads(); // every key's column is summed; now add the keys up, row by row
+  for (int i = col; i < rows.n; i += blockDim.x) {
+    float sum = 0;
+    for (int kc = 0; kc < d.K; ++kc)
+      sum += dG[at_k(rows.bos + i, hd, kc, d)];
+    dg[static_cast<long>(rows.bos + i) * d.H + hd] = sum;
+  }
+}
+
+template <class In> const In *in(const void *p) { return static_cast<const In *>(p); }
+template <class In> In *out(void *p) { return static_cast<In *>(p); }
+
+} // namespace
+
+void launch_chunk_wy_fwd(const void *k, const void *v, const float *beta, const float *g_cum,
+                         float *A0, float *A, float *w, float *u, const DeviceChunkTable &t,
+                         const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_wy_fwd_kernel<<<grid, THREADS>>>(in<__half>(k), in<__half>(v), beta, g_cum, A0, A, w, u,
+                                           t, d);
+  else
+    chunk_wy_fwd_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta, g_cum,
+                                           A0, A, w, u, t, d);
+  check_sync("chunk_wy_fwd_kernel");
+}
+
+void launch_chunk_delta_fwd_h(const void *k, const float *w, const float *u, const float *g_cum,
+                              const float *h0, float *h, float *v_new, float *ht,
+                              const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.N == 0)
+    return;
+  if (d.fp16)
+    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(in<__half>(k), w, u, g_cum, h0, h,
+                                                            v_new, ht, t, d);
+  else
+    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(in<__nv_bfloat16>(k), w, u, g_cum, h0,
+                                                            h, v_new, ht, t, d);
+  check_sync("chunk_delta_fwd_h_kernel");
+}
+
+void launch_chunk_delta_fwd_o(const void *q, const void *k, const float *v_new, const float *g_cum,
+                              const float *h, void *o, const DeviceChunkTable &t,
+                              const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
+                                          out<__half>(o), nullptr, t, d);
+  else
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new, g_cum,
+                                          h, out<__nv_bfloat16>(o), nullptr, t, d);
+  check_sync("chunk_fwd_o_kernel");
+}
+
+void launch_chunk_bwd_dv_local(const void *q, const void *k, const float *g_cum, const void *d_o,
+                               float *dv2, const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_bwd_dv_local_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), g_cum,
+                                                 in<__half>(d_o), dv2, t, d);
+  else
+    chunk_bwd_dv_local_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), g_cum,
+                                                 in<__nv_bfloat16>(d_o), dv2, t, d);
+  check_sync("chunk_bwd_dv_local_kernel");
+}
+
+void launch_chunk_bwd_dhu(const void *q, const void *k, const float *w, const float *g_cum,
+                          const void *d_o, const float *dht, float *dv2, float *dh, float *dh0,
+                          const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.N == 0)
+    return;
+  if (d.fp16)
+    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS>>>(in<__half>(q), in<__half>(k), w, g_cum,
+                                                        in<__half>(d_o), dht, dv2, dh, dh0, t, d);
+  else
+    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k),
+                                                        w, g_cum, in<__nv_bfloat16>(d_o), dht, dv2,
+                                                        dh, dh0, t, d);
+  check_sync("chunk_bwd_dhu_kernel");
+}
+
+void launch_chunk_bwd_dqkwg(const void *q, const void *k, const float *v_new, const float *g_cum,
+                            const float *h, const void *d_o, const float *dh, const float *dv2,
+                            void *dq, float *dk_qkw, float *dw, float *dG,
+                            const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_bwd_dqkwg_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
+                                              in<__half>(d_o), dh, dv2, out<__half>(dq), dk_qkw, dw,
+                                              dG, t, d);
+  else
+    chunk_bwd_dqkwg_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new,
+                                              g_cum, h, in<__nv_bfloat16>(d_o), dh, dv2,
+                                              out<__nv_bfloat16>(dq), dk_qkw, dw, dG, t, d);
+  check_sync("chunk_bwd_dqkwg_kernel");
+}
+
+void launch_chunk_wy_bwd(const void *k, const void *v, const float *beta, const float *g_cum,
+                         const float *A, const float *dw, const float *dv2, const float *dk_qkw,
+                         void *dk, void *dv, float *dbeta, float *dG, const DeviceChunkTable &t,
+                         const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  const dim3 grid(t.NC, d.H);
+  if (d.fp16)
+    chunk_wy_bwd_kernel<<<grid, THREADS>>>(in<__half>(k), in<__half>(v), beta, g_cum, A, dw, dv2,
+                                           dk_qkw, out<__half>(dk), out<__half>(dv), dbeta, dG, t,
+                                           d);
+  else
+    chunk_wy_bwd_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta, g_cum,
+                                           A, dw, dv2, dk_qkw, out<__nv_bfloat16>(dk),
+                                           out<__nv_bfloat16>(dv), dbeta, dG, t, d);
+  check_sync("chunk_wy_bwd_kernel");
+}
+
+void launch_chunk_local_cumsum_reverse(float *dG, float *dg, const DeviceChunkTable &t,
+                                       const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  chunk_local_cumsum_reverse_kernel<<<dim3(t.NC, d.H), d.K>>>(dG, dg, t, d);
+  check_sync("chunk_local_cumsum_reverse_kernel");
+}
+
+} // namespace ruleproof::gpu::detail

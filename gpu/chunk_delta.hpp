@@ -1,0 +1,55 @@
+// ruleproof: the host API of the chunkwise delta-rule kernels (gpu/chunk_delta.cu):
+// gated_delta_rule (GateKind::scalar) and kda (GateKind::key), forward and backward, on device
+// buffers, with every shape and element type checked (InputError) before anything runs
+// (chunk_common.hpp states the conventions; beta is [B, T, H] fp32). Where ruleproof was built
+// without nvcc the checks still run, then the call throws std::runtime_error.
+#pragma once
+
+#include "chunk_common.hpp"
+
+namespace ruleproof::gpu {
+
+/// \brief The tensors of one call, as device buffers (not owned). h0 may be null.
+struct DeltaArgs {
+  const DeviceArray *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr;
+  const DeviceArray *beta = nullptr; ///< [B, T, H] fp32
+  const DeviceArray *h0 = nullptr;   ///< initial state [N, H, K, V] fp32, or null (zeros)
+};
+
+/// \brief The forward's outputs, and its stages when asked (else empty), named as
+/// reference/kda/chunk.hpp names them.
+struct DeltaForward {
+  DeviceArray o;           ///< [B, T, H, V], the input type
+  DeviceArray final_state; ///< [N, H, K, V] fp32, when output_final_state
+  DeviceArray g_cum;       ///< stage: chunk_local_cumsum of g, g's shape, fp32
+  DeviceArray A0;          ///< stage: chunk_scaled_dot_kkt, [B, T, H, 64] fp32, zero for j >= i
+  DeviceArray A;           ///< stage: solve_tril, (I + A0)^-1, [B, T, H, 64] fp32, zero for j > i
+  DeviceArray w;           ///< stage: recompute_w_u, [B, T, H, K] fp32
+  DeviceArray u;           ///< stage: recompute_w_u, [B, T, H, V] fp32
+  DeviceArray h;     ///< stage: chunk_fwd_h, the state at each chunk's start, [NC, H, K, V] fp32
+  DeviceArray v_new; ///< stage: chunk_fwd_h, u - w h, [B, T, H, V] fp32
+};
+
+/// \brief The gradients of <dO, O> + <dS_T, S_T>, and the backward's stage when asked.
+struct DeltaGrads {
+  DeviceArray dq, dk, dv; ///< shapes of q, k, v, the input type
+  DeviceArray dg;         ///< shape of g, fp32
+  DeviceArray dbeta;      ///< [B, T, H] fp32
+  DeviceArray dh0;        ///< [N, H, K, V] fp32, when h0 was given
+  DeviceArray dh; ///< stage: chunk_bwd_dhu, gradient of the state after each chunk, [NC, H, K, V]
+};
+
+/// \brief check_chunk_shapes, and beta fp32 [B, T, H].
+ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpec &k,
+                               const ArraySpec &v, const ArraySpec &g, const ArraySpec &beta,
+                               const ArraySpec *h0, const ChunkOptions &opts,
+                               const ArraySpec *d_o = nullptr, const ArraySpec *d_ht = nullptr);
+
+/// \brief Chunkwise forward of kda (GateKind::key) or gated_delta_rule (GateKind::scalar).
+DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts);
+
+/// \brief Chunkwise backward (recomputes the forward's stages); d_ht may be null (zero).
+DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
+                           const DeviceArray *d_ht, const ChunkOptions &opts);
+
+} // namespace ruleproof::gpu

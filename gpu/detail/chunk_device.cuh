@@ -1,0 +1,120 @@
+// ruleproof: the device helpers and the one kernel the chunkwise kernel files share
+// (gpu/chunk_gla.cu, gpu/chunk_delta.cu): element loads and stores, the offsets of the layouts
+// in chunk_launch.hpp, a chunk's rows, the decayed intra-chunk scores, and chunk_fwd_o (the
+// output from the chunk's start state and the scores, for any value type). CUDA only.
+#pragma once
+
+#include <cuda_bf16.h> // __nv_bfloat16, __bfloat162float, __float2bfloat16_rn
+#include <cuda_fp16.h> // __half, __half2float, __float2half_rn
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "chunk_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+constexpr int C = kernel_chunk_size; // rows of a chunk (BT)
+constexpr int MAX_K = 128;           // largest K and V the kernels take
+constexpr int BV = 32;               // value columns of one block of the state kernels
+constexpr int THREADS = 256;         // threads of a block (a multiple of every K)
+constexpr int STATE_PER_THREAD = MAX_K * BV / THREADS; // state entries each thread keeps
+
+__device__ inline float load(const __nv_bfloat16 *p, long i) { return __bfloat162float(p[i]); }
+__device__ inline float load(const __half *p, long i) { return __half2float(p[i]); }
+__device__ inline float load(const float *p, long i) { return p[i]; }
+__device__ inline void store(__nv_bfloat16 *p, long i, float x) { p[i] = __float2bfloat16_rn(x); }
+__device__ inline void store(__half *p, long i, float x) { p[i] = __float2half_rn(x); }
+
+/// Offsets of the layouts in chunk_launch.hpp.
+__device__ inline long at_k(int r, int h, int c, const ChunkDims &d) {
+  return (static_cast<long>(r) * d.H + h) * d.K + c;
+}
+__device__ inline long at_v(int r, int h, int j, const ChunkDims &d) {
+  return (static_cast<long>(r) * d.H + h) * d.V + j;
+}
+__device__ inline long at_state(int n, int h, int i, int j, const ChunkDims &d) {
+  return ((static_cast<long>(n) * d.H + h) * d.K + i) * d.V + j;
+}
+/// Row r, head h, column j of a [B*T, H, C] score layout.
+__device__ inline long at_score(int r, int h, int j, const ChunkDims &d) {
+  return (static_cast<long>(r) * d.H + h) * C + j;
+}
+/// g_cum of row r, head h, key c: the key's own column (per-key gate), the one column
+/// (scalar gate).
+__device__ inline float gate(const float *g_cum, int r, int h, int c, const ChunkDims &d) {
+  return g_cum[(static_cast<long>(r) * d.H + h) * d.G + (d.G == 1 ? 0 : c)];
+}
+
+/// Rows [bos, bos + n) of chunk c.
+struct ChunkRows {
+  int bos, n;
+};
+__device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
+  const int bos = t.chunk_bos[c];
+  return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
+}
+
+/// A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc) for j <= i < n, zero elsewhere, into
+/// shared memory (all C x C entries) and, when A_out is given, into the A stage.
+template <class In>
+__device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
+                             const ChunkDims &d, float (*A)[C], float *A_out) {
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+    const int i = e / C, j = e % C;
+    float a = 0;
+    if (i < rows.n && j <= i)
+      for (int col = 0; col < d.K; ++col)
+        a += (load(q, at_k(rows.bos + i, hd, col, d)) * d.scale) *
+             load(k, at_k(rows.bos + j, hd, col, d)) *
+             expf(gate(g_cum, rows.bos + i, hd, col, d) - gate(g_cum, rows.bos + j, hd, col, d));
+    A[i][j] = a;
+    if (A_out && i < rows.n)
+      A_out[at_score(rows.bos + i, hd, j, d)] = a;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// chunk_fwd_o: grid (NC, H), THREADS threads; one chunk of one head. Val is the value's type:
+// the input type for gla (v), fp32 for the delta rules (v_new).
+//   o_i = sum_c q~_ic exp(g_cum_ic) h_c + sum_{j<=i} A_ij v_j
+template <class In, class Val>
+__global__ void chunk_fwd_o_kernel(const In *q, const In *k, const Val *v, const float *g_cum,
+                                   const float *h, In *o, float *A_out, DeviceChunkTable t,
+                                   ChunkDims d) {
+  __shared__ float A[C][C];
+  const int c = blockIdx.x, hd = blockIdx.y;
+  const ChunkRows rows = chunk_rows(t, c);
+  chunk_scores(q, k, g_cum, rows, hd, d, A, A_out);
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
+    const int i = e / d.V, j = e % d.V, r = rows.bos + i;
+    float acc = 0; // (q~ . e^g_cum) h: the state carried in
+    for (int col = 0; col < d.K; ++col)
+      acc += (load(q, at_k(r, hd, col, d)) * d.scale) * expf(gate(g_cum, r, hd, col, d)) *
+             h[at_state(c, hd, col, j, d)];
+    for (int jj = 0; jj <= i; ++jj) // A v: inside the chunk
+      acc += A[i][jj] * load(v, at_v(rows.bos + jj, hd, j, d));
+    store(o, at_v(r, hd, j, d), acc);
+  }
+}
+
+inline void check(const char *kernel) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+}
+
+inline void check_sync(const char *kernel) {
+  check(kernel);
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+}
+
+inline dim3 state_grid(const DeviceChunkTable &t, const ChunkDims &d) {
+  return dim3(t.N, d.H, d.V / BV);
+}
+
+} // namespace ruleproof::gpu::detail

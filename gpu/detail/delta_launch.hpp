@@ -1,0 +1,53 @@
+// ruleproof: the launchers of the delta-rule chunkwise kernels (gpu/chunk_delta.cu:
+// gated_delta_rule with a scalar gate, kda with a per-key gate), as the host API
+// (gpu/chunk_delta.cpp) calls them. Layouts as in chunk_launch.hpp, and: beta, dbeta
+// [B*T, H] fp32; w, dw [B*T, H, K] fp32; u, v_new, dv2 [B*T, H, V] fp32; A0, A [B*T, H, C]
+// fp32. Plain C++17 and raw device pointers (included by nvcc).
+#pragma once
+
+#include "chunk_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+/// chunk_scaled_dot_kkt, solve_tril, recompute_w_u, one launch: A0 (strictly lower
+/// Diag(beta) (k k^T decayed)), A = (I + A0)^-1 (unit lower), w = A Diag(beta) (k . e^g_cum),
+/// u = A Diag(beta) v.
+void launch_chunk_wy_fwd(const void *k, const void *v, const float *beta, const float *g_cum,
+                         float *A0, float *A, float *w, float *u, const DeviceChunkTable &t,
+                         const ChunkDims &d);
+/// chunk_fwd_h: h[c] the state at the start of chunk c, v_new = u - w h, ht (optional) the
+/// final state; h0 optional (zeros).
+void launch_chunk_delta_fwd_h(const void *k, const float *w, const float *u, const float *g_cum,
+                              const float *h0, float *h, float *v_new, float *ht,
+                              const DeviceChunkTable &t, const ChunkDims &d);
+/// chunk_fwd_o with v_new as the values.
+void launch_chunk_delta_fwd_o(const void *q, const void *k, const float *v_new, const float *g_cum,
+                              const float *h, void *o, const DeviceChunkTable &t,
+                              const ChunkDims &d);
+/// chunk_bwd_dv_local: dv2 = A_qk^T dO, the gradient of v_new through the output alone.
+void launch_chunk_bwd_dv_local(const void *q, const void *k, const float *g_cum, const void *d_o,
+                               float *dv2, const DeviceChunkTable &t, const ChunkDims &d);
+/// chunk_bwd_dhu: dh[c] the gradient of the state after chunk c (dht optional, zero when
+/// absent), dv2 completed in place to the whole gradient of v_new, dh0 (optional) the
+/// gradient of the initial state.
+void launch_chunk_bwd_dhu(const void *q, const void *k, const float *w, const float *g_cum,
+                          const void *d_o, const float *dht, float *dv2, float *dh, float *dh0,
+                          const DeviceChunkTable &t, const ChunkDims &d);
+/// chunk_bwd_dqkwg: dq (input type), dk through the output and the state (fp32), dw, and
+/// dG, the gradient of g_cum through these paths [B*T, H, K] fp32.
+void launch_chunk_bwd_dqkwg(const void *q, const void *k, const float *v_new, const float *g_cum,
+                            const float *h, const void *d_o, const float *dh, const float *dv2,
+                            void *dq, float *dk_qkw, float *dw, float *dG,
+                            const DeviceChunkTable &t, const ChunkDims &d);
+/// prepare_wy_repr_bwd: dk = dk_qkw + the WY representation's part (input type), dv, dbeta,
+/// and the WY part of the gradient of g_cum added to dG in place.
+void launch_chunk_wy_bwd(const void *k, const void *v, const float *beta, const float *g_cum,
+                         const float *A, const float *dw, const float *dv2, const float *dk_qkw,
+                         void *dk, void *dv, float *dbeta, float *dG, const DeviceChunkTable &t,
+                         const ChunkDims &d);
+/// chunk_local_cumsum reverse: dg = the suffix sum of dG inside each chunk (the adjoint of
+/// chunk_local_cumsum), summed over keys when G == 1. dG is overwritten.
+void launch_chunk_local_cumsum_reverse(float *dG, float *dg, const DeviceChunkTable &t,
+                                       const ChunkDims &d);
+
+} // namespace ruleproof::gpu::detail
