@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "check_dump.hpp"
 #include "claims.hpp"
 #include "exit_codes.hpp"
 #include "gpu_check.hpp"
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   add_verify_command(app, status);
   add_gpu_check_command(app, status);
   add_claims_command(app, status);
+  add_check_dump_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success &e) {

@@ -1,0 +1,40 @@
+"""Write a safetensors dump of one kernel call, for `ruleproof check-dump FILE --rule RULE`.
+
+    from dump_kernel import dump_kernel
+    from fla.ops.gla import chunk_gla
+    dump_kernel("gla.safetensors", chunk_gla, q=q, k=k, v=v, g=g, initial_state=h0,
+                scale=q.shape[-1] ** -0.5)
+
+The kernel is called with the given keyword arguments (flash-linear-attention's names: q, k, v,
+g, beta, initial_state, scale, cu_seqlens) and output_final_state=True; it must return
+(o, final_state). With backward=True, random upstream gradients do and dht are drawn and the
+kernel's gradients of <do, o> + <dht, final_state> are stored as dq, dk, dv, dg, dbeta, dh0.
+Tensors keep their dtype (bf16, fp16 or fp32); scale and cu_seqlens go into the metadata.
+"""
+import torch
+from safetensors.torch import save_file
+
+INPUTS = ("q", "k", "v", "g", "beta", "initial_state")
+
+
+def dump_kernel(path, kernel, backward=True, seed=0, **kwargs):
+    inputs = {n: kwargs.pop(n).detach().clone().requires_grad_(backward)
+              for n in INPUTS if kwargs.get(n) is not None}
+    o, final_state = kernel(**inputs, **kwargs, output_final_state=True)
+    tensors = dict(inputs, o=o, final_state=final_state)
+    if backward:
+        gen = torch.Generator(device=o.device).manual_seed(seed)
+        do = torch.randn(o.shape, generator=gen, device=o.device).to(o.dtype)
+        dht = torch.randn(final_state.shape, generator=gen, device=o.device).to(final_state.dtype)
+        ((o * do).sum() + (final_state * dht).sum()).backward()
+        tensors.update(do=do, dht=dht)
+        grad_names = {"initial_state": "dh0"}
+        for n, x in inputs.items():
+            if x.grad is not None:
+                tensors[grad_names.get(n, "d" + n)] = x.grad
+    metadata = {}
+    if kwargs.get("scale") is not None:
+        metadata["scale"] = repr(float(kwargs["scale"]))
+    if kwargs.get("cu_seqlens") is not None:
+        metadata["cu_seqlens"] = ",".join(str(int(x)) for x in kwargs["cu_seqlens"])
+    save_file({n: x.detach().contiguous().cpu() for n, x in tensors.items()}, path, metadata)
