@@ -290,8 +290,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
      << "\n\nEvery output judged against the float128 truth on the same stored input: it holds "
         "when finite (outputs are poisoned with NaN first) and its max error is at most "
      << twin_factor
-     << " x max(twin error, one rounding of the largest entry to the output's type). "
-        "Errors below are max |x - truth| / max |truth| over the cases.\n\n"
+     << " x max(twin error, one rounding of the largest entry to the output's type; sqrt(n) "
+        "of them where each element sums n terms in fp32: the scores A or A0 over the K keys, "
+        "dg over the rows). Errors below are max |x - truth| / max |truth| over the cases.\n\n"
      << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
         "error / allowed |\n|---|---|---|---|---|---|---|---|\n";
   nlohmann::json outputs_json = nlohmann::json::array();

@@ -208,8 +208,12 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 
 } // namespace
 
-std::size_t dg_summed_rows(const Case &c) {
-  return is_delta(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+std::size_t summed_terms(const Case &c, const std::string &output) {
+  if (output == "dg")
+    return is_delta(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+  if (output == (is_delta(c.rule) ? "A0" : "A"))
+    return c.K;
+  return 1;
 }
 
 std::string Case::describe() const {
@@ -353,7 +357,7 @@ Result check_forward(const Case &c, unsigned threads) {
                  to_double_tensor(truth.out.final_state)));
   for (const char *name : stage_names(c.rule))
     add(r, judge(name, DType::fp32, stage(kernel, name), stage(twin, name),
-                 to_double_tensor(stage(truth, name))));
+                 to_double_tensor(stage(truth, name)), summed_terms(c, name)));
   return r;
 }
 
@@ -370,7 +374,7 @@ Result check_backward(const Case &c, unsigned threads) {
   add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
   add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
   add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg),
-               dg_summed_rows(c)));
+               summed_terms(c, "dg")));
   if (is_delta(c.rule))
     add(r,
         judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta, to_double_tensor(truth.dbeta)));

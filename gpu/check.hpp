@@ -3,8 +3,9 @@
 //
 // The verdict on one output (judge): on one input, stored as the kernel receives it,
 //   kernel_error = max_i |kernel_i - truth_i|,  twin_error = max_i |twin_i - truth_i|,
-//   floor = u_stored max_i |truth_i|  (one rounding of the largest entry to the type the
-//           kernel stores this output in: no kernel storing it can avoid that much),
+//   floor = sqrt(n) u_stored max_i |truth_i|  (one rounding of the largest entry to the type
+//           the kernel stores this output in, which no kernel storing it can avoid; sqrt(n) of
+//           them for an fp32 output each element of which sums n terms: summed_terms),
 //   allowed = twin_factor max(twin_error, floor),
 // and the output passes when every element is finite (outputs are poisoned with NaN before
 // the launch, so an element never written fails) and kernel_error <= allowed. The truth is
@@ -83,10 +84,16 @@ struct Verdict {
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
 
-/// \brief How many rows each element of dg sums, for judge's summed_terms: gla's and
-/// simple_gla's dg is a reverse cumulative sum over the whole sequence (T rows at most), the
-/// delta rules' one inside each chunk (chunk_local_cumsum's adjoint: min(T, 64) rows).
-std::size_t dg_summed_rows(const Case &c);
+/// \brief How many terms each element of an fp32 output sums, for judge's summed_terms: the
+/// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0) a dot product over the K
+/// keys; dg a reverse cumulative sum, over the whole sequence for gla and simple_gla (T rows at
+/// most), inside each chunk for the delta rules (min(T, 64) rows); 1 for the other outputs.
+/// Where the twin sums in an order more accurate than another correct one (the delta rules'
+/// scalar-gate A0: the twin takes the K-term dot product, then one decay; a kernel may decay
+/// each term), its error on one input can fall far below that order's: on the CPU the kernels'
+/// own order of A0 at K = 128 erred 7.7 roundings where the twin's error was 1.7
+/// (gpu/tests/twin_tests.cpp, kernel_order_of_the_scores_passes_the_twin_verdict).
+std::size_t summed_terms(const Case &c, const std::string &output);
 
 /// \brief A check's outcome on one case: its verdicts, or what differed (bitwise checks).
 struct Result {
