@@ -1,7 +1,6 @@
 // ruleproof check-dump (see check_dump.hpp). Writes reports/out/check_dump.json and .md.
 #include "check_dump.hpp"
 
-#include <algorithm>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -49,27 +48,20 @@ void expect_shape(const std::string &name, const Tensor<float> &kernel, const Sh
                      "shape " + shape_string(kernel.shape()) + ", expected " + shape_string(truth));
 }
 
-/// The longest sequence: the rows dg's elements sum at most (gpu/check.hpp, judge).
-std::size_t dg_rows(KernelRule rule, const KernelDump<float> &d) {
-  std::size_t longest = 0;
-  for (const Sequence &s : sequences_of(d.in.q.dim(0), d.in.q.dim(1), d.opts))
-    longest = std::max(longest, s.length());
-  return gpu::is_delta(rule) ? std::min<std::size_t>(longest, gpu::kernel_chunk_size) : longest;
-}
-
 } // namespace
 
 std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
   const DType t = storage_of(d.storage);
   std::vector<Verdict> verdicts;
+  gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
+  sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3);
   const auto judge = [&](const std::string &name, DType stored, const Tensor<float> &kernel,
-                         const Tensor<float> &twin, const Tensor<float128> &truth,
-                         std::size_t summed_terms = 1) {
+                         const Tensor<float> &twin, const Tensor<float128> &truth) {
     if (kernel.empty())
       return;
     expect_shape(name, kernel, truth.shape());
-    verdicts.push_back(
-        gpu::check::judge(name, stored, kernel, twin, as<double>(truth), summed_terms));
+    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, as<double>(truth),
+                                         gpu::check::summed_terms(sizes, name)));
   };
   const Inputs<float128> in128 = as<float128>(d.in);
   const gpu::StagedForward<float> twin = gpu::twin_forward(rule, t, d.in, d.opts);
@@ -83,7 +75,7 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
   judge("dq", t, d.grads.dq, twin_grads.dq, true_grads.dq);
   judge("dk", t, d.grads.dk, twin_grads.dk, true_grads.dk);
   judge("dv", t, d.grads.dv, twin_grads.dv, true_grads.dv);
-  judge("dg", DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg, dg_rows(rule, d));
+  judge("dg", DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg);
   judge("dbeta", DType::fp32, d.grads.dbeta, twin_grads.dbeta, true_grads.dbeta);
   judge("dh0", DType::fp32, d.grads.dh0, twin_grads.dh0, true_grads.dh0);
   return verdicts;
