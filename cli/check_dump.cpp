@@ -18,16 +18,6 @@ using gpu::DType;
 using gpu::KernelRule;
 using gpu::check::Verdict;
 
-template <class To, class From> Tensor<To> as(const Tensor<From> &t) {
-  return t.template map<To>([](const From &x) { return static_cast<To>(to_double(x)); });
-}
-template <class To> Inputs<To> as(const Inputs<float> &in) {
-  return {as<To>(in.q), as<To>(in.k), as<To>(in.v), as<To>(in.g), as<To>(in.beta), as<To>(in.h0)};
-}
-template <class To> Cotangents<To> as(const Cotangents<float> &ct) {
-  return {as<To>(ct.d_o), as<To>(ct.d_ht)};
-}
-
 DType storage_of(io::DType t) {
   return t == io::DType::bf16 ? DType::bf16 : t == io::DType::f16 ? DType::fp16 : DType::fp32;
 }
@@ -60,10 +50,10 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
     if (kernel.empty())
       return;
     expect_shape(name, kernel, truth.shape());
-    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, as<double>(truth),
+    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, gpu::to_double_tensor(truth),
                                          gpu::check::summed_terms(sizes, name)));
   };
-  const Inputs<float128> in128 = as<float128>(d.in);
+  const Inputs<float128> in128 = gpu::widen(d.in);
   const gpu::StagedForward<float> twin = gpu::twin_forward(rule, t, d.in, d.opts);
   const gpu::StagedForward<float128> truth = gpu::chunk_forward_staged(rule, in128, d.opts);
   judge("o", t, d.out.o, twin.out.o, truth.out.o);
@@ -71,7 +61,7 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
   if (!d.backward)
     return verdicts;
   const Grads<float> twin_grads = gpu::twin_backward(rule, t, d.in, d.ct, d.opts);
-  const Grads<float128> true_grads = gpu::chunk_backward(rule, in128, as<float128>(d.ct), d.opts);
+  const Grads<float128> true_grads = gpu::chunk_backward(rule, in128, gpu::widen(d.ct), d.opts);
   judge("dq", t, d.grads.dq, twin_grads.dq, true_grads.dq);
   judge("dk", t, d.grads.dk, twin_grads.dk, true_grads.dk);
   judge("dv", t, d.grads.dv, twin_grads.dv, true_grads.dv);

@@ -39,17 +39,6 @@ Tensor<float> filled(Shape shape, Stream &s, double (*draw)(Stream &)) {
 
 double symmetric(Stream &s) { return s.symmetric(); }
 
-template <class S> Tensor<double> to_double_tensor(const Tensor<S> &t) {
-  return t.template map<double>([](const S &x) { return to_double(x); });
-}
-Tensor<float128> widen(const Tensor<float> &t) {
-  return t.map<float128>([](float x) { return float128(x); });
-}
-Inputs<float128> widen(const Inputs<float> &in) {
-  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
-}
-Cotangents<float128> widen(const Cotangents<float> &ct) { return {widen(ct.d_o), widen(ct.d_ht)}; }
-
 /// The kernels' forward on a drawn case, every output poisoned first, stages returned.
 StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),

@@ -21,6 +21,7 @@
 
 #include "detail/chunk_launch.hpp"
 #include "kernel_rule.hpp"
+#include "reference/core/float128.hpp"
 #include "reference/gated_delta_rule/gated_delta_rule.hpp"
 #include "reference/gla/gla.hpp"
 #include "reference/kda/kda.hpp"
@@ -168,6 +169,21 @@ Grads<S> chunk_backward(KernelRule rule, const Inputs<S> &in, const Cotangents<S
   case KernelRule::kda: return kda::chunk_backward(in, ct, opts);
   }
   return {};
+}
+
+/// \brief The stored inputs widened to float128 for the truth (exactly: every float is one),
+/// and a truth read back as double for judging.
+inline Tensor<float128> widen(const Tensor<float> &t) {
+  return t.map<float128>([](float x) { return float128(x); });
+}
+inline Inputs<float128> widen(const Inputs<float> &in) {
+  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
+}
+inline Cotangents<float128> widen(const Cotangents<float> &ct) {
+  return {widen(ct.d_o), widen(ct.d_ht)};
+}
+template <class S> Tensor<double> to_double_tensor(const Tensor<S> &t) {
+  return t.template map<double>([](const S &x) { return to_double(x); });
 }
 
 /// Every element of x rounded to the storage type t.

@@ -23,17 +23,6 @@ std::pair<float, float> bf16_neighbours(float x) {
   return {std::bit_cast<float>(u), std::bit_cast<float>(u + 0x10000u)};
 }
 
-Tensor<double> truth_of(const Tensor<float128> &t) {
-  return t.map<double>([](const float128 &x) { return static_cast<double>(x); });
-}
-Tensor<float128> widen(const Tensor<float> &t) {
-  return t.map<float128>([](float x) { return float128(x); });
-}
-Inputs<float128> widen(const Inputs<float> &in) {
-  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
-}
-Cotangents<float128> widen(const Cotangents<float> &ct) { return {widen(ct.d_o), widen(ct.d_ht)}; }
-
 /// The outputs a stand-in kernel is judged on (forward and backward, no stages).
 struct Outputs {
   Output<float> out;
@@ -73,20 +62,23 @@ Reference reference_of(const check::Case &c, const check::Drawn &d) {
 std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref,
                                       const Outputs &kernel) {
   std::vector<check::Verdict> v{
-      check::judge("o", c.storage, kernel.out.o, ref.twin.out.o, truth_of(ref.truth.o)),
+      check::judge("o", c.storage, kernel.out.o, ref.twin.out.o, to_double_tensor(ref.truth.o)),
       check::judge("final_state", DType::fp32, kernel.out.final_state, ref.twin.out.final_state,
-                   truth_of(ref.truth.final_state)),
-      check::judge("dq", c.storage, kernel.grads.dq, ref.twin_g.dq, truth_of(ref.truth_g.dq)),
-      check::judge("dk", c.storage, kernel.grads.dk, ref.twin_g.dk, truth_of(ref.truth_g.dk)),
-      check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv, truth_of(ref.truth_g.dv)),
-      check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg, truth_of(ref.truth_g.dg),
-                   check::summed_terms(c, "dg"))};
+                   to_double_tensor(ref.truth.final_state)),
+      check::judge("dq", c.storage, kernel.grads.dq, ref.twin_g.dq,
+                   to_double_tensor(ref.truth_g.dq)),
+      check::judge("dk", c.storage, kernel.grads.dk, ref.twin_g.dk,
+                   to_double_tensor(ref.truth_g.dk)),
+      check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv,
+                   to_double_tensor(ref.truth_g.dv)),
+      check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg,
+                   to_double_tensor(ref.truth_g.dg), check::summed_terms(c, "dg"))};
   if (is_delta(c.rule))
     v.push_back(check::judge("dbeta", DType::fp32, kernel.grads.dbeta, ref.twin_g.dbeta,
-                             truth_of(ref.truth_g.dbeta)));
+                             to_double_tensor(ref.truth_g.dbeta)));
   if (c.has_h0)
     v.push_back(check::judge("dh0", DType::fp32, kernel.grads.dh0, ref.twin_g.dh0,
-                             truth_of(ref.truth_g.dh0)));
+                             to_double_tensor(ref.truth_g.dh0)));
   return v;
 }
 
@@ -238,7 +230,7 @@ TEST_CASE("kernel_order_of_the_scores_passes_the_twin_verdict", "[twin]") {
     const StagedForward<float> twin = twin_forward(c.rule, c.storage, d.in, d.opts);
     const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
     return check::judge(name, DType::fp32, scores_in_kernel_order(c, d), stage(twin, name),
-                        truth_of(stage(truth, name)), check::summed_terms(c, name));
+                        to_double_tensor(stage(truth, name)), check::summed_terms(c, name));
   };
   SECTION("gated_delta_rule bf16 K=128 T=101 gate_scale=1/16 seed=5037") {
     check::Case c;
