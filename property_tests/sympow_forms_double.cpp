@@ -120,3 +120,36 @@ TEST_CASE("a_state_too_large_is_refused_with_its_cost_and_the_attention_form_run
   refuses([&] { tensor_power(Vec<S>(Vec<S>::Ones(64)), 6); }, "p", "d^p entries");
   refuses([&] { sym_power(Mat<S>(Mat<S>::Identity(64, 64)), 4); }, "P", "Sym^4(P)");
 }
+
+// The case RapidCheck found: at t = 0, q.k = -0.0031 against |q|.|k| = 1.72, so (q.k)^6 is
+// 9e-16 while phi(q).phi(k) sums terms of size 26: in double the normalised denominator rounds
+// to 0 and the recurrent form returns 0/0. The bound must call that row undecided, and decide
+// the rest.
+TEST_CASE("a_normalised_row_whose_denominator_cancels_is_undecided_and_the_rest_is_checked",
+          "[sympow][double]") {
+  using namespace ruleproof::sympow;
+  Inputs<S> in = small_call(3, 2, 3);
+  const double q0[3] = {0.259518, -0.904339, -0.889355}, k0[3] = {-0.387352, -0.948795, 0.85524};
+  for (std::size_t c = 0; c < 3; ++c) {
+    in.q[c] = q0[c];
+    in.k[c] = k0[c];
+  }
+  in.g = Tensor<S>({1, 3, 1}, -1.0);
+  SympowOptions o;
+  o.p = 6;
+  o.chunk_size = 1;
+  const ForwardBound<S> fb = forward_bound(in, o);
+  for (std::size_t c = 0; c < 2; ++c) {
+    CHECK(std::isinf(fb.o[c]));        // row 0: gamma_n kappa_0 >= 1
+    CHECK(std::isfinite(fb.o[2 + c])); // rows 1, 2 are well conditioned
+    CHECK(std::isfinite(fb.o[4 + c]));
+  }
+  const Output<S> a = attention(in, o), r = recurrent(in, o);
+  const Discrepancy d = compare(a.o, r.o, [&](std::size_t i) { return fb.o[i]; });
+  CHECK(d.undecided == 2);
+  CHECK(d.holds());
+  // A wrong value in a decided row still fails.
+  Tensor<S> wrong = r.o;
+  wrong[4] += 1e-6;
+  CHECK_FALSE(compare(a.o, wrong, [&](std::size_t i) { return fb.o[i]; }).holds());
+}

@@ -164,6 +164,8 @@ template <class S>
 bool within(const std::string &what, const Tensor<S> &a, const Tensor<S> &b,
             const Tensor<S> &bound) {
   const Discrepancy d = compare(a, b, [&](std::size_t i) { return bound[i]; });
+  if (d.undecided > 0)
+    RC_LOG() << what << ": " << d.undecided << " elements beyond the precision (bound infinite)\n";
   if (!d.holds())
     RC_LOG() << what << ": finite=" << d.finite << " worst/bound=" << d.worst_over_bound << " at "
              << d.worst_index << " (" << d.value_a << " vs " << d.value_b << ", max abs err "

@@ -9,9 +9,12 @@
 // sum_r |phi_r(a) phi_r(b)| = (|a|^T |b|)^p. So, with what_ij = e^{G_i - G_j} shat_ij^p:
 //   plain:       |fl(o_i) - o_i| <= gamma_n M_i,  M_i = sum_j what_ij |V_j| (+ e^{G_i} |H_0|^T
 //   phi(qhat_i)) normalised:  o_i = num_i / den_i, both with absolute error <= gamma_n (their
-//   magnitude), so
-//                |fl(o_i) - o_i| <= gamma_n (sum_j Ahat_ij |V_j| + |o_i| kappa_i),
+//   magnitude), so fl(den_i) = den_i (1 + e), |e| <= gamma_n kappa_i, and
+//                |fl(o_i) - o_i| <= gamma_n (sum_j Ahat_ij |V_j| + |o_i| kappa_i)
+//                                   / (1 - gamma_n kappa_i),
 //                Ahat_ij = what_ij / den_i,  kappa_i = sum_j Ahat_ij  (>= 1).
+//                Where gamma_n kappa_i >= 1 the computed denominator may be 0 or of either
+//                sign: no bound exists, and row i's bound is +infinity (undecided).
 // Two computations each within that of the truth differ by at most twice it (factor 2).
 //
 // Depth n, the longest chain of rounded operations, per head:
@@ -261,10 +264,16 @@ ForwardBound<S> forward_bound(const Inputs<S> &in, const SympowOptions &opts, do
   if (opts.output_final_state)
     fb.final_state = Tensor<S>({seqs.size(), H, static_cast<std::size_t>(embedding_dim(d, opts.p)),
                                 state_columns(V, opts)});
+  const S gamma = detail::checked_gamma<S>(fb.n);
   for (std::size_t i = 0; i < mags.size(); ++i) {
     Mat<S> bo = mags[i].o;
-    for (Eigen::Index e = 0; e < bo.size(); ++e)
-      bo(e) = detail::bound_of(bo(e), fg, fb.n);
+    for (Eigen::Index r = 0; r < bo.rows(); ++r) {
+      // the denominator's relative error, gamma_n kappa_r, divides the bound (normalised)
+      const S slack = opts.normalize ? S(S(1) - gamma * mags[i].kappa(r)) : S(1);
+      for (Eigen::Index c = 0; c < bo.cols(); ++c)
+        bo(r, c) = slack > S(0) ? S(detail::bound_of(bo(r, c), fg, fb.n) / slack)
+                                : scalar_traits<S>::infinity();
+    }
     ruleproof::detail::put_rows(fb.o, bo, seqs[i / H], i % H);
     if (opts.output_final_state) {
       Mat<S> bs = mags[i].state;
