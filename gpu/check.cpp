@@ -9,6 +9,7 @@
 
 #include "chunk_delta.hpp"
 #include "chunk_gla.hpp"
+#include "chunk_low_rank.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/seeds.hpp"
 #include "twin.hpp"
@@ -39,6 +40,18 @@ Tensor<float> filled(Shape shape, Stream &s, double (*draw)(Stream &)) {
 
 double symmetric(Stream &s) { return s.symmetric(); }
 
+/// Every row of n entries of x scaled to unit Euclidean norm.
+void unit_rows(Tensor<float> &x, std::size_t n) {
+  for (std::size_t row = 0; row * n < x.size(); ++row) {
+    float *r = x.data() + row * n;
+    double norm = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      norm += double(r[i]) * r[i];
+    for (std::size_t i = 0; i < n; ++i)
+      r[i] = static_cast<float>(r[i] / std::sqrt(norm));
+  }
+}
+
 /// The kernels' forward on a drawn case, every output poisoned first, stages returned.
 StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
@@ -59,7 +72,35 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
     if (c.output_final_state)
       r.out.final_state = final_state.to_tensor();
   };
-  if (is_delta(c.rule)) {
+  if (c.rule == KernelRule::dplr_fla) {
+    const DeviceArray a = DeviceArray::upload(c.storage, d.in.a),
+                      b = DeviceArray::upload(c.storage, d.in.b);
+    const DplrForward f = chunk_dplr_fwd({&q, &k, &v, &a, &b, &g, h0_arg}, o);
+    take(f.o, f.final_state);
+    for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
+                                  {"A_qk", &f.A_qk},
+                                  {"A_qa", &f.A_qa},
+                                  {"A_ba", &f.A_ba},
+                                  {"A_bk", &f.A_bk},
+                                  {"E", &f.E},
+                                  {"w", &f.w},
+                                  {"c", &f.c},
+                                  {"h", &f.h},
+                                  {"v2", &f.v2}})
+      r.stages.push_back({name, x->to_tensor()});
+  } else if (c.rule == KernelRule::gated_oja) {
+    const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const GatedOjaForward f = chunk_gated_oja_fwd({&q, &k, &v, &g, &beta, h0_arg}, o);
+    take(f.o, f.final_state);
+    for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
+                                  {"A0", &f.A0},
+                                  {"A", &f.A},
+                                  {"w", &f.w},
+                                  {"u", &f.u},
+                                  {"h", &f.h},
+                                  {"k_new", &f.k_new}})
+      r.stages.push_back({name, x->to_tensor()});
+  } else if (is_delta(c.rule)) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
     const DeltaForward f = chunk_delta_fwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, o);
     take(f.o, f.final_state);
@@ -101,23 +142,38 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d) {
   o.return_stages = true;
   o.poison_outputs = true;
   KernelGrads r;
-  const auto take = [&](const auto &grads) {
+  const auto take = [&](const auto &grads, const DeviceArray &dg) {
     r.grads.dq = grads.dq.to_tensor();
     r.grads.dk = grads.dk.to_tensor();
     r.grads.dv = grads.dv.to_tensor();
-    r.grads.dg = grads.dg.to_tensor();
+    r.grads.dg = dg.to_tensor();
     if (c.has_h0)
       r.grads.dh0 = grads.dh0.to_tensor();
     r.dh = grads.dh.to_tensor();
   };
-  if (is_delta(c.rule)) {
+  if (c.rule == KernelRule::dplr_fla) {
+    const DeviceArray a = DeviceArray::upload(c.storage, d.in.a),
+                      b = DeviceArray::upload(c.storage, d.in.b);
+    const DplrGrads grads = chunk_dplr_bwd({&q, &k, &v, &a, &b, &g, h0_arg}, d_o, d_ht_arg, o);
+    take(grads, grads.dgk);
+    r.grads.da = grads.da.to_tensor();
+    r.grads.db = grads.db.to_tensor();
+  } else if (c.rule == KernelRule::gated_oja) {
+    const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const GatedOjaGrads grads =
+        chunk_gated_oja_bwd({&q, &k, &v, &g, &beta, h0_arg}, d_o, d_ht_arg, o);
+    take(grads, grads.dg);
+    r.grads.dbeta = grads.dbeta.to_tensor();
+  } else if (is_delta(c.rule)) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
     const DeltaGrads grads =
         chunk_delta_bwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, d_o, d_ht_arg, o);
-    take(grads);
+    take(grads, grads.dg);
     r.grads.dbeta = grads.dbeta.to_tensor();
   } else {
-    take(chunk_gla_bwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, d_o, d_ht_arg, o));
+    const GlaGrads grads =
+        chunk_gla_bwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, d_o, d_ht_arg, o);
+    take(grads, grads.dg);
   }
   return r;
 }
@@ -147,7 +203,8 @@ Tensor<S> reference_dh(KernelRule rule, const Inputs<S> &in, const Cotangents<S>
         return r;
       };
       Inputs<S> rest{rows(in.q), rows(in.k),    rows(in.v),
-                     rows(in.g), rows(in.beta), Tensor<S>({1, H, K, V})};
+                     rows(in.g), rows(in.beta), Tensor<S>({1, H, K, V}),
+                     rows(in.a), rows(in.b)};
       Cotangents<S> rest_ct{rows(ct.d_o), Tensor<S>()};
       if (!ct.d_ht.empty()) {
         rest_ct.d_ht = Tensor<S>({1, H, K, V});
@@ -198,8 +255,13 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 } // namespace
 
 std::size_t summed_terms(const Case &c, const std::string &output) {
+  const bool chunk_local_dg = c.rule != KernelRule::gla && c.rule != KernelRule::simple_gla;
   if (output == "dg")
-    return is_delta(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+    return chunk_local_dg ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+  if (c.rule == KernelRule::dplr_fla)
+    return output == "A_qk" || output == "A_qa" || output == "A_ba" || output == "A_bk" ? c.K : 1;
+  if (c.rule == KernelRule::gated_oja) // A0 = Diag(beta) (v v^T decayed): the V values
+    return output == "A0" ? c.V : 1;
   if (output == (is_delta(c.rule) ? "A0" : "A"))
     return c.K;
   return 1;
@@ -227,17 +289,13 @@ Drawn draw(const Case &c) {
   d.in.q = filled({c.B, c.T, c.H, c.K}, s, symmetric);
   d.in.k = filled({c.B, c.T, c.H, c.K}, s, symmetric);
   if (is_delta(c.rule))
-    for (std::size_t row = 0; row < c.B * c.T * c.H; ++row) {
-      float *k_row = d.in.k.data() + row * c.K;
-      double norm = 0;
-      for (std::size_t i = 0; i < c.K; ++i)
-        norm += double(k_row[i]) * k_row[i];
-      for (std::size_t i = 0; i < c.K; ++i)
-        k_row[i] = static_cast<float>(k_row[i] / std::sqrt(norm));
-    }
+    unit_rows(d.in.k, c.K);
   d.in.v = filled({c.B, c.T, c.H, c.V}, s, symmetric);
-  const Shape g_shape =
-      gate_of(c.rule) == GateKind::key ? Shape{c.B, c.T, c.H, c.K} : Shape{c.B, c.T, c.H};
+  if (c.rule == KernelRule::gated_oja)
+    unit_rows(d.in.v, c.V);
+  const Shape g_shape = gate_of(c.rule) == GateKind::key     ? Shape{c.B, c.T, c.H, c.K}
+                        : gate_of(c.rule) == GateKind::value ? Shape{c.B, c.T, c.H, c.V}
+                                                             : Shape{c.B, c.T, c.H};
   d.in.g = Tensor<float>(g_shape);
   for (std::size_t i = 0; i < d.in.g.size(); ++i) // -gate_scale (1 - U), U in [0, 1)
     d.in.g[i] = static_cast<float>(-c.gate_scale * (1 - s.unit()));
@@ -246,10 +304,16 @@ Drawn draw(const Case &c) {
   d.ct.d_o = filled({c.B, c.T, c.H, c.V}, s, symmetric);
   if (c.has_dht)
     d.ct.d_ht = filled({N, c.H, c.K, c.V}, s, symmetric);
-  if (is_delta(c.rule)) { // drawn last: the other values are those of the same case of gla
+  if (has_beta(c.rule)) { // drawn last: the other values are those of the same case of gla
     d.in.beta = Tensor<float>({c.B, c.T, c.H});
     for (std::size_t i = 0; i < d.in.beta.size(); ++i) // 1 - U, U in [0, 1)
       d.in.beta[i] = static_cast<float>(1 - s.unit());
+  }
+  if (has_ab(c.rule)) { // dplr's pair, rows of unit norm, drawn after everything else
+    d.in.a = filled({c.B, c.T, c.H, c.K}, s, symmetric);
+    d.in.b = filled({c.B, c.T, c.H, c.K}, s, symmetric);
+    unit_rows(d.in.a, c.K);
+    unit_rows(d.in.b, c.K);
   }
   d.in = as_stored(c.storage, std::move(d.in));
   d.ct = as_stored(c.storage, std::move(d.ct));
@@ -364,9 +428,13 @@ Result check_backward(const Case &c, unsigned threads) {
   add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
   add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg),
                summed_terms(c, "dg")));
-  if (is_delta(c.rule))
+  if (has_beta(c.rule))
     add(r,
         judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta, to_double_tensor(truth.dbeta)));
+  if (has_ab(c.rule)) {
+    add(r, judge("da", c.storage, kernel.grads.da, twin.da, to_double_tensor(truth.da)));
+    add(r, judge("db", c.storage, kernel.grads.db, twin.db, to_double_tensor(truth.db)));
+  }
   if (c.has_h0)
     add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
   const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);
@@ -393,6 +461,8 @@ Result check_causality(const Case &c) {
   replace_rows(changed.in.v, other.in.v);
   replace_rows(changed.in.g, other.in.g);
   replace_rows(changed.in.beta, other.in.beta);
+  replace_rows(changed.in.a, other.in.a);
+  replace_rows(changed.in.b, other.in.b);
   replace_rows(changed.ct.d_o, other.ct.d_o);
   const StagedForward<float> a = kernel_forward(c, d), b = kernel_forward(c, changed);
   const KernelGrads ga = kernel_backward(c, d), gb = kernel_backward(c, changed);
@@ -434,8 +504,8 @@ Result check_varlen(const Case &c) {
       std::copy(x.data() + n * S, x.data() + (n + 1) * S, y.data());
       return y;
     };
-    part.in = {rows(d.in.q), rows(d.in.k),    rows(d.in.v),
-               rows(d.in.g), rows(d.in.beta), state(d.in.h0)};
+    part.in = {rows(d.in.q),    rows(d.in.k),   rows(d.in.v), rows(d.in.g),
+               rows(d.in.beta), state(d.in.h0), rows(d.in.a), rows(d.in.b)};
     part.ct = {rows(d.ct.d_o), state(d.ct.d_ht)};
     part.opts.cu_seqlens.clear();
     const StagedForward<float> alone = kernel_forward(one, part);
@@ -451,9 +521,13 @@ Result check_varlen(const Case &c) {
           bitwise_difference("dk" + seq, rows(whole_g.grads.dk), alone_g.grads.dk),
           bitwise_difference("dv" + seq, rows(whole_g.grads.dv), alone_g.grads.dv),
           bitwise_difference("dg" + seq, rows(whole_g.grads.dg), alone_g.grads.dg),
-          is_delta(c.rule)
+          has_beta(c.rule)
               ? bitwise_difference("dbeta" + seq, rows(whole_g.grads.dbeta), alone_g.grads.dbeta)
               : std::string(),
+          has_ab(c.rule) ? bitwise_difference("da" + seq, rows(whole_g.grads.da), alone_g.grads.da)
+                         : std::string(),
+          has_ab(c.rule) ? bitwise_difference("db" + seq, rows(whole_g.grads.db), alone_g.grads.db)
+                         : std::string(),
           c.has_h0 ? bitwise_difference("dh0" + seq, state(whole_g.grads.dh0), alone_g.grads.dh0)
                    : std::string()})
       if (!diff.empty())

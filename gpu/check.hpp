@@ -52,7 +52,9 @@ struct Case {
 /// \brief The values of a case, rounded as the kernel receives them (twin.hpp, as_stored):
 /// q, k, v, do, h0, dht uniform in [-1, 1], except the delta rules' keys, each row scaled to
 /// unit norm (flash-linear-attention's l2-normalised keys; the rules' domain, ||k|| <= 1, keeps
-/// I - beta k k^T a contraction), and beta uniform in (0, 1]; opts.scale = K^-1/2, chunk size 64.
+/// I - beta k k^T a contraction), and gated_oja's values likewise (I - beta v v^T); beta
+/// uniform in (0, 1]; dplr_fla's a and b uniform rows scaled to unit norm (the reference's
+/// domain, rows of norm <= 1); opts.scale = K^-1/2, chunk size 64.
 struct Drawn {
   Inputs<float> in;
   Cotangents<float> ct;
@@ -85,9 +87,10 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
 
 /// \brief How many terms each element of an fp32 output sums, for judge's summed_terms: the
-/// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0) a dot product over the K
-/// keys; dg a reverse cumulative sum, over the whole sequence for gla and simple_gla (T rows at
-/// most), inside each chunk for the delta rules (min(T, 64) rows); 1 for the other outputs.
+/// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0, dplr's A_qk, A_qa, A_ba,
+/// A_bk) a dot product over the K keys, gated_oja's A0 over the V values; dg a reverse
+/// cumulative sum, over the whole sequence for gla and simple_gla (T rows at most), inside each
+/// chunk for the others (min(T, 64) rows); 1 for the other outputs.
 /// Where the twin sums in an order more accurate than another correct one (the delta rules'
 /// scalar-gate A0: the twin takes the K-term dot product, then one decay; a kernel may decay
 /// each term), its error on one input can fall far below that order's: on the CPU the kernels'
@@ -108,14 +111,15 @@ struct Result {
 /// Kernel forward vs truth vs twin: o, final_state and every stage (kernel_rule.hpp,
 /// stage_names).
 Result check_forward(const Case &c, unsigned threads = 1);
-/// Kernel backward vs truth vs twin: dq, dk, dv, dg, dbeta (delta rules), dh0 (when h0) and
+/// Kernel backward vs truth vs twin: dq, dk, dv, dg, dbeta (delta rules, gated_oja), da and db
+/// (dplr_fla), dh0 (when h0) and
 /// the stage dh (its truth: the reference's dh0 of the sequence's rest after each chunk, which
 /// does not depend on the state there: the loss is affine in it).
 Result check_backward(const Case &c, unsigned threads = 1);
 /// Rows t < split of o and dq are bitwise unchanged when every input at t >= split changes.
 Result check_causality(const Case &c);
 /// A varlen call (c.cu_seqlens) equals each sequence run alone, bitwise: o, final state,
-/// dq, dk, dv, dg, dbeta, dh0.
+/// dq, dk, dv, dg, dbeta, da, db, dh0.
 Result check_varlen(const Case &c);
 
 } // namespace ruleproof::gpu::check

@@ -56,7 +56,7 @@ ChunkDims dims_of(GateKind gate, const ChunkShapes &s, const ChunkOptions &opts,
   d.H = static_cast<int>(s.H);
   d.K = static_cast<int>(s.K);
   d.V = static_cast<int>(s.V);
-  d.G = gate == GateKind::key ? d.K : 1;
+  d.G = gate == GateKind::key ? d.K : gate == GateKind::value ? d.V : 1;
   // the scale as the kernels use it: rounded once to fp32
   d.scale = static_cast<float>(opts.scale ? *opts.scale : 1.0 / std::sqrt(double(s.K)));
   d.fp16 = input == DType::fp16;
@@ -81,8 +81,8 @@ ChunkShapes check_chunk_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
                                const ArraySpec &v, const ArraySpec &g, const ArraySpec *h0,
                                const ChunkOptions &opts, const ArraySpec *d_o,
                                const ArraySpec *d_ht) {
-  if (gate != GateKind::scalar && gate != GateKind::key)
-    throw InputError("g", "the chunkwise kernels take a scalar or a per-key gate");
+  if (gate != GateKind::scalar && gate != GateKind::key && gate != GateKind::value)
+    throw InputError("g", "the chunkwise kernels take a scalar, per-key or per-value gate");
   if (q.shape.size() != 4)
     throw InputError("q", "rank " + std::to_string(q.shape.size()) + ", expected [B, T, H, K]");
   if (q.dtype != DType::bf16 && q.dtype != DType::fp16)
@@ -101,7 +101,10 @@ ChunkShapes check_chunk_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
     throw InputError("q", "H = 0 heads");
   if (B * T > static_cast<std::size_t>(INT_MAX / 2))
     throw InputError("q", "B T = " + std::to_string(B * T) + " rows: too many for int32 rows");
-  detail::expect("g", g, DType::fp32, gate == GateKind::key ? Shape{B, T, H, K} : Shape{B, T, H});
+  detail::expect("g", g, DType::fp32,
+                 gate == GateKind::key     ? Shape{B, T, H, K}
+                 : gate == GateKind::value ? Shape{B, T, H, V}
+                                           : Shape{B, T, H});
   validate_sequences(kernel_chunk_size, opts.cu_seqlens, B, T);
   const std::size_t N = opts.cu_seqlens.empty() ? B : opts.cu_seqlens.size() - 1;
   if (h0 && !h0->shape.empty())

@@ -4,9 +4,10 @@
 //
 // Conventions (flash-linear-attention's, DESIGN.md): q, k [B, T, H, K] and v [B, T, H, V] in
 // bf16 or fp16 (all three alike), K and V in {64, 128}; g, natural-log gates (g <= 0), fp32
-// [B, T, H] (scalar gate) or [B, T, H, K] (per-key gate); states [N, H, K, V] fp32; cu_seqlens
-// (N + 1 offsets, B == 1, empty sequences allowed). Chunk size 64. Values are not checked
-// (finite inputs and g <= 0 are the caller's): the kernels compute what the formulas give.
+// [B, T, H] (scalar gate), [B, T, H, K] (per-key gate) or [B, T, H, V] (per-value gate);
+// states [N, H, K, V] fp32; cu_seqlens (N + 1 offsets, B == 1, empty sequences allowed). Chunk
+// size 64. Values are not checked (finite inputs and g <= 0 are the caller's): the kernels
+// compute what the formulas give.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +35,10 @@ struct ChunkShapes {
   std::size_t B, T, H, K, V, N, NC; ///< NC: chunks of 64 over every sequence
 };
 
-/// \brief Checks shapes and element types (InputError naming the tensor): the gate scalar or
-/// per key; q, k, v rank 4, alike, bf16 or fp16, K and V in {64, 128}; g fp32 of the gate's
-/// shape; h0 fp32 [N, H, K, V]; cu_seqlens as validate_sequences says; do like v, dht fp32 like
-/// h0 (when given).
+/// \brief Checks shapes and element types (InputError naming the tensor): the gate scalar,
+/// per key or per value; q, k, v rank 4, alike, bf16 or fp16, K and V in {64, 128}; g fp32 of the
+/// gate's shape; h0 fp32 [N, H, K, V]; cu_seqlens as validate_sequences says; do like v, dht fp32
+/// like h0 (when given).
 ChunkShapes check_chunk_shapes(GateKind gate, const ArraySpec &q, const ArraySpec &k,
                                const ArraySpec &v, const ArraySpec &g, const ArraySpec *h0,
                                const ChunkOptions &opts, const ArraySpec *d_o = nullptr,

@@ -3,14 +3,15 @@
 //
 // The twin is the reference chunkwise algorithm itself (reference/gla/chunk.hpp through
 // gla.hpp and simple_gla.hpp; reference/kda/chunk.hpp through kda.hpp and
-// gated_delta_rule.hpp; no rule is written again here) run with S = float on the inputs the
-// kernel receives (q, k, v, do already rounded to bf16 or fp16; g, beta, h0, dht fp32), with
-// every product and sum in fp32 (Eigen's float products), and its outputs rounded where the
-// kernels store 16 bits: o, dq, dk, dv. Everything else the kernels keep in fp32 (g_cum, the
-// states h, the scores A, the delta rules' A0, w, u, v_new, the final state, dg, dbeta, dh0),
-// and so does the twin. Its error against the float128 truth, on the very same input, is what
-// the kernels' precision allows; a kernel output passes when its own error is within a stated
-// factor of it (gpu/check.hpp).
+// gated_delta_rule.hpp; reference/dplr/chunk.hpp through dplr.hpp with flash-linear-attention's
+// parameterisation; reference/gated_oja/chunk.hpp through gated_oja.hpp; no rule is written
+// again here) run with S = float on the inputs the kernel receives (q, k, v, dplr's a and b, do
+// already rounded to bf16 or fp16; g, beta, h0, dht fp32), with every product and sum in fp32
+// (Eigen's float products), and its outputs rounded where the kernels store 16 bits: o, dq,
+// dk, dv, da, db. Everything else the kernels keep in fp32 (g_cum, the states h, the scores,
+// the WY stages, the final state, dg, dbeta, dh0), and so does the twin. Its error against the
+// float128 truth, on the very same input, is what the kernels' precision allows; a kernel output
+// passes when its own error is within a stated factor of it (gpu/check.hpp).
 //
 // Plain C++ (Eigen, no CUDA): never include this from a .cu file.
 #pragma once
@@ -22,7 +23,9 @@
 #include "detail/chunk_launch.hpp"
 #include "kernel_rule.hpp"
 #include "reference/core/float128.hpp"
+#include "reference/dplr/dplr.hpp"
 #include "reference/gated_delta_rule/gated_delta_rule.hpp"
+#include "reference/gated_oja/gated_oja.hpp"
 #include "reference/gla/gla.hpp"
 #include "reference/kda/kda.hpp"
 #include "reference/simple_gla/simple_gla.hpp"
@@ -41,7 +44,9 @@ template <class S> struct Stage {
 /// chunk's start, chunks of every sequence in order); scores (A, A0) [B, T, H, C] (row t
 /// against column j of t's chunk, zero above the diagonal and past the chunk's end); w, u,
 /// v_new like k, v, v. gla and simple_gla: g_cum, h, A (the scores of q~ and k); the delta
-/// rules: g_cum, A0, A (= (I + A0)^-1), w, u, h, v_new.
+/// rules: g_cum, A0, A (= (I + A0)^-1), w, u, h, v_new; dplr_fla: g_cum, A_qk, A_qa, A_ba, A_bk,
+/// E (= (I + A_ba)^-1), w, c, h, v2 (reference/dplr/chunk.hpp); gated_oja: g_cum, A0, A, w, u,
+/// h, k_new (reference/gated_oja/chunk.hpp; its w like v, its u like k).
 template <class S> struct StagedForward {
   Output<S> out;
   std::vector<Stage<S>> stages;
@@ -71,22 +76,51 @@ void put_scores(Tensor<S> &x, const Mat<S> &A, const Sequence &seq, std::size_t 
 
 /// g_cum as the kernels keep it: one column for a scalar gate (the repeated gate's first).
 template <class S> Mat<S> stored_g_cum(GateKind gate, const Mat<S> &g_cum) {
-  return gate == GateKind::key ? g_cum : Mat<S>(g_cum.leftCols(1));
+  return gate == GateKind::scalar ? Mat<S>(g_cum.leftCols(1)) : g_cum;
+}
+
+/// The reference's signature of a kernel rule.
+inline const Signature &signature_of(KernelRule rule) {
+  switch (rule) {
+  case KernelRule::gla: return gla::signature;
+  case KernelRule::simple_gla: return simple_gla::signature;
+  case KernelRule::gated_delta_rule: return gated_delta_rule::signature;
+  case KernelRule::kda: return kda::signature;
+  case KernelRule::dplr_fla: return dplr::signature;
+  case KernelRule::gated_oja: return gated_oja::signature;
+  }
+  return gla::signature;
+}
+
+/// The shape of stage `name` of `rule` (twin.hpp's StagedForward says which).
+inline Shape stage_shape(KernelRule rule, const std::string &name, const Shape &g_shape,
+                         std::size_t B, std::size_t T, std::size_t H, std::size_t K, std::size_t V,
+                         std::size_t NC, std::size_t C) {
+  if (name == "g_cum")
+    return g_shape;
+  if (name == "h")
+    return {NC, H, K, V};
+  if (name == "A0" || name == "A" || name == "A_qk" || name == "A_qa" || name == "A_ba" ||
+      name == "A_bk" || name == "E")
+    return {B, T, H, C};
+  const bool oja = rule == KernelRule::gated_oja;
+  if (name == "k_new" || (name == "w" && !oja) || (name == "u" && oja))
+    return {B, T, H, K};
+  return {B, T, H, V}; // u, w (gated_oja), v_new, c, v2
 }
 
 } // namespace twin_detail
 
 /// \brief The reference's chunkwise forward of `rule` on every head of every sequence, with
 /// its stages laid out as the kernels lay them out. Runs gla::chunk_forward_head (simple_gla:
-/// on the gate repeated over the keys, simple_gla::as_key_gate) or kda::chunk_forward_head
-/// (gated_delta_rule: on kda::as_kda's head), as the rules' own chunk forms do.
+/// on the gate repeated over the keys, simple_gla::as_key_gate), kda::chunk_forward_head
+/// (gated_delta_rule: on kda::as_kda's head), dplr::chunk_forward_head (on dplr::as_core's head
+/// of flash-linear-attention's parameterisation) or gated_oja::chunk_forward_head, as the
+/// rules' own chunk forms do.
 template <Scalar S>
 StagedForward<S> chunk_forward_staged(KernelRule rule, const Inputs<S> &in, const Options &opts) {
   const GateKind gate = gate_of(rule);
-  const Signature &sig = rule == KernelRule::gla                ? gla::signature
-                         : rule == KernelRule::simple_gla       ? simple_gla::signature
-                         : rule == KernelRule::gated_delta_rule ? gated_delta_rule::signature
-                                                                : kda::signature;
+  const Signature &sig = twin_detail::signature_of(rule);
   validate(in, opts, sig);
   const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3);
   const std::size_t V = in.v.dim(3), C = opts.chunk_size;
@@ -98,23 +132,9 @@ StagedForward<S> chunk_forward_staged(KernelRule rule, const Inputs<S> &in, cons
   r.out.o = Tensor<S>({B, T, H, V});
   if (opts.output_final_state)
     r.out.final_state = Tensor<S>({seqs.size(), H, K, V});
-  for (const char *name : stage_names(rule)) {
-    const std::string n = name;
-    const Shape shape = n == "g_cum"            ? in.g.shape()
-                        : n == "A0" || n == "A" ? Shape{B, T, H, C}
-                        : n == "w"              ? Shape{B, T, H, K}
-                        : n == "h"              ? Shape{first_chunk.back(), H, K, V}
-                                                : Shape{B, T, H, V}; // u, v_new
-    r.stages.push_back({n, Tensor<S>(shape)});
-  }
-  Tensor<S> &g_cum = stage(r, "g_cum"), &A = stage(r, "A"), &h_stage = stage(r, "h");
-  Tensor<S> *A0 = nullptr, *w = nullptr, *u = nullptr, *v_new = nullptr;
-  if (is_delta(rule)) {
-    A0 = &stage(r, "A0");
-    w = &stage(r, "w");
-    u = &stage(r, "u");
-    v_new = &stage(r, "v_new");
-  }
+  for (const char *name : stage_names(rule))
+    r.stages.push_back({name, Tensor<S>(twin_detail::stage_shape(rule, name, in.g.shape(), B, T, H,
+                                                                 K, V, first_chunk.back(), C))});
   const S scale = scale_of<S>(opts, K);
   using ruleproof::detail::put_rows;
   using ruleproof::detail::put_state;
@@ -123,37 +143,76 @@ StagedForward<S> chunk_forward_staged(KernelRule rule, const Inputs<S> &in, cons
         const Sequence &seq = seqs[i / H];
         const std::size_t h = i % H;
         const Head<S> x = slice_head(in, seq, h, sig);
+        const auto rows = [&](const char *name, const Mat<S> &m) {
+          put_rows(stage(r, name), m, seq, h);
+        };
+        const auto chunks = [&](const char *name, const std::vector<Mat<S>> &scores) {
+          for (std::size_t c = 0; c < scores.size(); ++c)
+            twin_detail::put_scores(stage(r, name), scores[c], seq, h, c, C);
+        };
         HeadOutput<S> out;
         Mat<S> g_cum_head;
-        std::vector<Mat<S>> states, scores;
-        if (is_delta(rule)) {
+        std::vector<Mat<S>> states;
+        switch (rule) {
+        case KernelRule::gated_delta_rule:
+        case KernelRule::kda: {
           kda::ChunkForward<S> f =
               kda::chunk_forward_head(kda::as_kda(x, gate, kda::Variant{}), scale, C, gate);
+          chunks("A0", f.stages.A0);
+          chunks("A", f.stages.A);
+          rows("w", f.stages.w);
+          rows("u", f.stages.u);
+          rows("v_new", f.stages.v_new);
           out = std::move(f.out);
           g_cum_head = std::move(f.stages.g_cum);
           states = std::move(f.stages.h);
-          scores = std::move(f.stages.A);
-          for (std::size_t c = 0; c < f.stages.A0.size(); ++c)
-            twin_detail::put_scores(*A0, f.stages.A0[c], seq, h, c, C);
-          put_rows(*w, f.stages.w, seq, h);
-          put_rows(*u, f.stages.u, seq, h);
-          put_rows(*v_new, f.stages.v_new, seq, h);
-        } else {
+          break;
+        }
+        case KernelRule::dplr_fla: {
+          dplr::ChunkForward<S> f =
+              dplr::chunk_forward_head(dplr::as_core(x, dplr::Parameterisation::fla), scale, C);
+          chunks("A_qk", f.stages.intra.A_qk);
+          chunks("A_qa", f.stages.intra.A_qa);
+          chunks("A_ba", f.stages.intra.A_ba);
+          chunks("A_bk", f.stages.intra.A_bk);
+          chunks("E", f.stages.E);
+          rows("w", f.stages.w);
+          rows("c", f.stages.c);
+          rows("v2", f.stages.v2);
+          out = std::move(f.out);
+          g_cum_head = std::move(f.stages.g_cum);
+          states = std::move(f.stages.h);
+          break;
+        }
+        case KernelRule::gated_oja: {
+          gated_oja::ChunkForward<S> f = gated_oja::chunk_forward_head(x, scale, C);
+          chunks("A0", f.stages.A0);
+          chunks("A", f.stages.A);
+          rows("w", f.stages.w);
+          rows("u", f.stages.u);
+          rows("k_new", f.stages.k_new);
+          out = std::move(f.out);
+          g_cum_head = std::move(f.stages.g_cum);
+          states = std::move(f.stages.h);
+          break;
+        }
+        case KernelRule::simple_gla:
+        case KernelRule::gla: {
           gla::ChunkForward<S> f = gla::chunk_forward_head(
               gate == GateKind::scalar ? simple_gla::as_key_gate(x) : x, scale, C);
+          chunks("A", f.stages.A);
           out = std::move(f.out);
           g_cum_head = std::move(f.stages.g_cum);
           states = std::move(f.stages.h);
-          scores = std::move(f.stages.A);
+          break;
+        }
         }
         put_rows(r.out.o, out.o, seq, h);
         if (opts.output_final_state)
           put_state(r.out.final_state, out.ht, seq.index, h);
-        put_rows(g_cum, twin_detail::stored_g_cum(gate, g_cum_head), seq, h);
-        for (std::size_t c = 0; c < states.size(); ++c) {
-          put_state(h_stage, states[c], first_chunk[seq.index] + c, h);
-          twin_detail::put_scores(A, scores[c], seq, h, c, C);
-        }
+        rows("g_cum", twin_detail::stored_g_cum(gate, g_cum_head));
+        for (std::size_t c = 0; c < states.size(); ++c)
+          put_state(stage(r, "h"), states[c], first_chunk[seq.index] + c, h);
       });
   return r;
 }
@@ -167,6 +226,9 @@ Grads<S> chunk_backward(KernelRule rule, const Inputs<S> &in, const Cotangents<S
   case KernelRule::gla: return gla::chunk_backward(in, ct, opts);
   case KernelRule::gated_delta_rule: return gated_delta_rule::chunk_backward(in, ct, opts);
   case KernelRule::kda: return kda::chunk_backward(in, ct, opts);
+  case KernelRule::dplr_fla:
+    return dplr::chunk_backward(in, ct, opts, dplr::Variant{dplr::Parameterisation::fla});
+  case KernelRule::gated_oja: return gated_oja::chunk_backward(in, ct, opts);
   }
   return {};
 }
@@ -177,7 +239,8 @@ inline Tensor<float128> widen(const Tensor<float> &t) {
   return t.map<float128>([](float x) { return float128(x); });
 }
 inline Inputs<float128> widen(const Inputs<float> &in) {
-  return {widen(in.q), widen(in.k), widen(in.v), widen(in.g), widen(in.beta), widen(in.h0)};
+  return {widen(in.q),    widen(in.k),  widen(in.v), widen(in.g),
+          widen(in.beta), widen(in.h0), widen(in.a), widen(in.b)};
 }
 inline Cotangents<float128> widen(const Cotangents<float> &ct) {
   return {widen(ct.d_o), widen(ct.d_ht)};
@@ -193,12 +256,14 @@ inline Tensor<float> rounded(DType t, Tensor<float> x) {
   return x;
 }
 
-/// \brief The inputs as a kernel of storage type t receives them: q, k, v rounded to t;
-/// g, beta, h0 (fp32 on the device) as they are.
+/// \brief The inputs as a kernel of storage type t receives them: q, k, v (and dplr's a, b)
+/// rounded to t; g, beta, h0 (fp32 on the device) as they are.
 inline Inputs<float> as_stored(DType t, Inputs<float> in) {
   in.q = rounded(t, std::move(in.q));
   in.k = rounded(t, std::move(in.k));
   in.v = rounded(t, std::move(in.v));
+  in.a = rounded(t, std::move(in.a));
+  in.b = rounded(t, std::move(in.b));
   return in;
 }
 
@@ -220,7 +285,8 @@ inline StagedForward<float> twin_forward(KernelRule rule, DType t, const Inputs<
 }
 
 /// \brief The twin's backward: the reference's analytic backward in fp32 at the kernels'
-/// chunk size, dq, dk, dv rounded to the storage type t (dg, dbeta, dh0 stay fp32).
+/// chunk size, dq, dk, dv (and dplr's da, db) rounded to the storage type t (dg, dbeta, dh0
+/// stay fp32).
 inline Grads<float> twin_backward(KernelRule rule, DType t, const Inputs<float> &stored,
                                   const Cotangents<float> &ct_stored, Options opts) {
   opts.chunk_size = kernel_chunk_size;
@@ -228,6 +294,8 @@ inline Grads<float> twin_backward(KernelRule rule, DType t, const Inputs<float> 
   g.dq = rounded(t, std::move(g.dq));
   g.dk = rounded(t, std::move(g.dk));
   g.dv = rounded(t, std::move(g.dv));
+  g.da = rounded(t, std::move(g.da));
+  g.db = rounded(t, std::move(g.db));
   return g;
 }
 

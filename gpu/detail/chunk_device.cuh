@@ -100,6 +100,22 @@ __global__ void chunk_fwd_o_kernel(const In *q, const In *k, const Val *v, const
   }
 }
 
+/// solve_tril in shared memory: A = (I + A0)^-1 for the strictly lower A0 of a chunk of n
+/// rows, A set to the identity beforehand. Column j of A needs column j alone, A_ij =
+/// -sum_{j<=m<i} A0_im A_mj from the top down, so thread j (< n) solves column j. The caller
+/// synchronises before and after.
+__device__ inline void solve_tril(const float (*A0)[C], float (*A)[C], int n) {
+  if (threadIdx.x < n) {
+    const int j = threadIdx.x;
+    for (int i = j + 1; i < n; ++i) {
+      float acc = 0;
+      for (int m = j; m < i; ++m)
+        acc += A0[i][m] * A[m][j];
+      A[i][j] = -acc;
+    }
+  }
+}
+
 inline void check(const char *kernel) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)

@@ -1,8 +1,8 @@
-// ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu) against the float128 truth
-// and their emulated twin, on random shapes with shrinking, for every rule they compute: every
-// output and gradient, the stages (g_cum, h, A, the delta rules' A0, w, u, v_new; dh), every
-// element written (outputs poisoned with NaN first), causality, varlen against each sequence
-// alone. The checks themselves are gpu/check.cpp (shared with
+// ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu, gpu/chunk_low_rank.cu)
+// against the float128 truth and their emulated twin, on random shapes with shrinking, for
+// every rule they compute: every output and gradient, the stages (kernel_rule.hpp,
+// stage_names; dh), every element written (outputs poisoned with NaN first), causality,
+// varlen against each sequence alone. The checks themselves are gpu/check.cpp (shared with
 // `ruleproof gpu-check`). Replay a failure with RC_PARAMS="seed=N" and the test's name.
 #include <thread>
 
@@ -20,7 +20,7 @@ unsigned threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 template <class Check> void each_rule(gpu::DType t, gen::Need need, Check check) {
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
-  for (gpu::KernelRule rule : gpu::kernel_rules)
+  for (gpu::KernelRule rule : gpu::all_kernel_rules)
     prop_cases(rule_name(rule) + " " + gpu::dtype_name(t), 10, [=] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
       const Case c = *gen::case_for(rule, t, need);
@@ -53,7 +53,7 @@ TEST_CASE("kernel_varlen_equals_each_sequence_alone_bitwise", "[gpu]") {
 TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu]") {
   // Fixed cases beside the random ones: every (K, V), T one past two chunks, and a varlen
   // batch with empty sequences first, in the middle and last, one of exactly one chunk.
-  for (gpu::KernelRule rule : gpu::kernel_rules)
+  for (gpu::KernelRule rule : gpu::all_kernel_rules)
     for (std::size_t K : {64, 128})
       for (std::size_t V : {64, 128}) {
         Case c;

@@ -1,8 +1,10 @@
 // ruleproof: the GPU checks run on kernels with a deliberate bug in each kernel file (built with
 // RULEPROOF_PLANTED_BUG: gpu/chunk_gla.cu keeps chunk_fwd_h's decayed keys in bf16,
-// gpu/chunk_delta.cu reads beta in bf16), to see them fail, on every rule. Prints every result;
-// exits 0 when every case's forward or backward check fails (the bug was seen), 1 when a case
-// passed both (the checks missed it), 2 when there is no GPU.
+// gpu/chunk_delta.cu reads beta in bf16, gpu/chunk_low_rank.cu reads the fp32 states it takes
+// in (h0, and for gated_oja every state it transposes) in bf16), to see them fail, on every
+// rule (dplr_fla runs none of chunk_delta.cu's beta reads: its failures are its own file's).
+// Prints every result; exits 0 when every case's forward or backward check fails (the bug was
+// seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
 
 #include "gpu/check.hpp"
@@ -17,7 +19,7 @@ int main() {
   if (!device.available)
     return 2;
   int missed = 0;
-  for (gpu::KernelRule rule : gpu::kernel_rules)
+  for (gpu::KernelRule rule : gpu::all_kernel_rules)
     for (double gate_scale : {1.0 / 16, 0.5, 2.0}) {
       Case c;
       c.rule = rule;

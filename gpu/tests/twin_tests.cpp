@@ -8,6 +8,7 @@
 
 #include "gpu/check_gen.hpp"
 #include "gpu/chunk_delta.hpp"
+#include "gpu/chunk_low_rank.hpp"
 #include "gpu/twin.hpp"
 #include "prop_cases.hpp"
 #include "reference/core/float128.hpp"
@@ -39,6 +40,8 @@ Outputs reference_in_fp32(const check::Case &c, const Inputs<float> &in,
   r.grads.dq = rounded(c.storage, std::move(r.grads.dq));
   r.grads.dk = rounded(c.storage, std::move(r.grads.dk));
   r.grads.dv = rounded(c.storage, std::move(r.grads.dv));
+  r.grads.da = rounded(c.storage, std::move(r.grads.da));
+  r.grads.db = rounded(c.storage, std::move(r.grads.db));
   return r;
 }
 
@@ -73,9 +76,15 @@ std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref
                    to_double_tensor(ref.truth_g.dv)),
       check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg,
                    to_double_tensor(ref.truth_g.dg), check::summed_terms(c, "dg"))};
-  if (is_delta(c.rule))
+  if (has_beta(c.rule))
     v.push_back(check::judge("dbeta", DType::fp32, kernel.grads.dbeta, ref.twin_g.dbeta,
                              to_double_tensor(ref.truth_g.dbeta)));
+  if (has_ab(c.rule)) {
+    v.push_back(check::judge("da", c.storage, kernel.grads.da, ref.twin_g.da,
+                             to_double_tensor(ref.truth_g.da)));
+    v.push_back(check::judge("db", c.storage, kernel.grads.db, ref.twin_g.db,
+                             to_double_tensor(ref.truth_g.db)));
+  }
   if (c.has_h0)
     v.push_back(check::judge("dh0", DType::fp32, kernel.grads.dh0, ref.twin_g.dh0,
                              to_double_tensor(ref.truth_g.dh0)));
@@ -182,17 +191,19 @@ TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
 }
 
 TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
-  for (KernelRule rule : kernel_rules)
+  for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
       check::prop_cases(rule_name(rule) + " " + dtype_name(t), 20, [=] {
         const check::Case c = *cpu_case(rule, t);
         const check::Drawn d = check::draw(c);
-        for (const Tensor<float> *x : {&d.in.q, &d.in.k, &d.in.v, &d.ct.d_o})
+        RC_ASSERT(d.in.a.empty() == !has_ab(rule));
+        for (const Tensor<float> *x : {&d.in.q, &d.in.k, &d.in.v, &d.in.a, &d.in.b, &d.ct.d_o})
           for (std::size_t i = 0; i < x->size(); ++i)
             RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
         const StagedForward<float> f = twin_forward(rule, t, d.in, d.opts);
         const Grads<float> g = twin_backward(rule, t, d.in, d.ct, d.opts);
-        for (const Tensor<float> *x : {&f.out.o, &g.dq, &g.dk, &g.dv})
+        RC_ASSERT(g.da.empty() == !has_ab(rule));
+        for (const Tensor<float> *x : {&f.out.o, &g.dq, &g.dk, &g.dv, &g.da, &g.db})
           for (std::size_t i = 0; i < x->size(); ++i)
             RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
       });
@@ -201,7 +212,7 @@ TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
 TEST_CASE("another_fp32_order_of_the_algorithm_passes_the_twin_verdict", "[twin]") {
   // The reference at chunk sizes 16 and 32 computes the same sums as the twin (chunk 64) in
   // another fp32 order: a correct kernel of another order must pass with twin_factor.
-  for (KernelRule rule : kernel_rules)
+  for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
       check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
         const check::Case c = *cpu_case(rule, t);
@@ -257,7 +268,7 @@ TEST_CASE("kernel_order_of_the_scores_passes_the_twin_verdict", "[twin]") {
 
 TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
   // Stand-in kernels with a bug each; every one must fail some verdict on every case.
-  for (KernelRule rule : kernel_rules)
+  for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
       check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
         check::Case c = *cpu_case(rule, t);
@@ -289,12 +300,26 @@ TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
         for (std::size_t i = 0; i < no_dh0.grads.dh0.size(); ++i)
           no_dh0.grads.dh0[i] = 0;
         RC_ASSERT(!all_hold(judge_all(c, ref, no_dh0)));
-        if (is_delta(rule)) { // 5. beta read as bf16 (fp32 inputs): gpu_check_planted's bug
+        if (has_beta(rule)) { // 5. beta read as bf16 (fp32 inputs): gpu_check_planted's bug
           Inputs<float> beta_bf16 = d.in;
           beta_bf16.beta = rounded(DType::bf16, beta_bf16.beta);
           const auto v5 = judge_all(c, ref, reference_in_fp32(c, beta_bf16, d.ct, d.opts));
           RC_LOG() << "beta in bf16:\n" << summary(v5);
           RC_ASSERT(!all_hold(v5));
+        }
+        { // 6. the initial state read as bf16 (fp32 input): chunk_low_rank.cu's planted bug
+          Inputs<float> h0_bf16 = d.in;
+          h0_bf16.h0 = rounded(DType::bf16, h0_bf16.h0);
+          const auto v6 = judge_all(c, ref, reference_in_fp32(c, h0_bf16, d.ct, d.opts));
+          RC_LOG() << "h0 in bf16:\n" << summary(v6);
+          RC_ASSERT(!all_hold(v6));
+        }
+        if (has_ab(rule)) { // 7. dplr's a and b exchanged (the engine's a read from a, not b)
+          Inputs<float> swapped = d.in;
+          std::swap(swapped.a, swapped.b);
+          const auto v7 = judge_all(c, ref, reference_in_fp32(c, swapped, d.ct, d.opts));
+          RC_LOG() << "a and b exchanged:\n" << summary(v7);
+          RC_ASSERT(!all_hold(v7));
         }
       });
 }
@@ -367,4 +392,100 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
           check_delta_shapes(GateKind::key, q, q, v, g_key, spec(DType::fp32, {1, 130, 2, 64}),
                              nullptr, plain);
         }) == "beta");
+}
+
+TEST_CASE("api_checks_low_rank_shapes_and_types_before_anything_runs", "[twin]") {
+  const auto spec = [](DType t, Shape s) { return ArraySpec{t, std::move(s)}; };
+  const ArraySpec q = spec(DType::bf16, {1, 130, 2, 64}), v = spec(DType::bf16, {1, 130, 2, 128});
+  const ArraySpec g_key = spec(DType::fp32, {1, 130, 2, 64}),
+                  g_value = spec(DType::fp32, {1, 130, 2, 128});
+  const ArraySpec beta = spec(DType::fp32, {1, 130, 2});
+  const ArraySpec h0 = spec(DType::fp32, {1, 2, 64, 128});
+  ChunkOptions plain;
+  const auto input_of = [](auto call) -> std::string {
+    try {
+      call();
+    } catch (const InputError &e) {
+      return e.input();
+    }
+    return "no error";
+  };
+  CHECK(check_dplr_shapes(q, q, v, q, q, g_key, &h0, plain).NC == 3);
+  CHECK(input_of([&] { check_dplr_shapes(q, q, v, q, q, g_value, nullptr, plain); }) == "g");
+  CHECK(input_of([&] {
+          check_dplr_shapes(q, q, v, spec(DType::fp16, q.shape), q, g_key, nullptr, plain);
+        }) == "a");
+  CHECK(input_of([&] {
+          check_dplr_shapes(q, q, v, q, spec(DType::bf16, {1, 130, 2, 128}), g_key, nullptr, plain);
+        }) == "b");
+  const ArraySpec h0_wrong = spec(DType::fp32, {1, 2, 128, 64});
+  CHECK(input_of([&] { check_dplr_shapes(q, q, v, q, q, g_key, &h0_wrong, plain); }) ==
+        "initial_state");
+  CHECK(check_gated_oja_shapes(q, q, v, g_value, beta, &h0, plain).NC == 3);
+  CHECK(input_of([&] { check_gated_oja_shapes(q, q, v, g_key, beta, nullptr, plain); }) == "g");
+  CHECK(
+      input_of([&] {
+        check_gated_oja_shapes(q, q, v, g_value, spec(DType::fp32, {1, 130, 2, 1}), nullptr, plain);
+      }) == "beta");
+  CHECK(input_of([&] { check_gated_oja_shapes(q, q, v, g_value, beta, &h0_wrong, plain); }) ==
+        "initial_state");
+  const ArraySpec d_o = spec(DType::fp16, v.shape);
+  CHECK(input_of([&] { check_gated_oja_shapes(q, q, v, g_value, beta, nullptr, plain, &d_o); }) ==
+        "do");
+  ChunkOptions bad_cu;
+  bad_cu.cu_seqlens = {0, 64, 129};
+  CHECK(input_of([&] { check_dplr_shapes(q, q, v, q, q, g_key, nullptr, bad_cu); }) ==
+        "cu_seqlens");
+}
+
+TEST_CASE("gated_oja_backward_is_kda_backward_with_keys_values_and_do_q_exchanged", "[twin]") {
+  // gpu/chunk_low_rank.cu runs gated_oja's backward as kda's on q' = dO, k' = v, v' = k,
+  // h0' = h0^T with dO' = q, dS'_T = dS_T^T, and its dq as kda's output on q' = dO: the two
+  // losses are one. Here both sides are the reference in float128 (113 bits), agreeing to 2^-90
+  // of the largest entry, 23 bits of room for the two orders of rounding; a wrong term is
+  // of the entries' own size.
+  const auto transposed = [](const Tensor<float128> &x) {
+    if (x.empty())
+      return x;
+    Tensor<float128> y({x.dim(0), x.dim(1), x.dim(3), x.dim(2)});
+    for (std::size_t m = 0; m < x.dim(0) * x.dim(1); ++m)
+      for (std::size_t i = 0; i < x.dim(2); ++i)
+        for (std::size_t j = 0; j < x.dim(3); ++j)
+          y[(m * x.dim(3) + j) * x.dim(2) + i] = x[(m * x.dim(2) + i) * x.dim(3) + j];
+    return y;
+  };
+  const auto agree = [](const std::string &what, const Tensor<float128> &a,
+                        const Tensor<float128> &b) {
+    INFO(what);
+    REQUIRE(a.shape() == b.shape());
+    double largest = 0, error = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      largest = std::max(largest, std::abs(to_double(a[i])));
+      error = std::max(error, std::abs(to_double(a[i] - b[i])));
+    }
+    INFO("max |difference| " << error << ", max |entry| " << largest);
+    return error <= 0x1p-90 * largest;
+  };
+  check::prop_cases("gated_oja", 6, [&] {
+    check::Case c = *cpu_case(KernelRule::gated_oja, DType::bf16);
+    c.has_h0 = c.has_dht = true;
+    c.V = *rc::gen::element<std::size_t>(64, 128);
+    RC_LOG() << c.describe() << "\n";
+    const check::Drawn d = check::draw(c);
+    const Inputs<float128> in = widen(d.in);
+    const Cotangents<float128> ct = widen(d.ct);
+    Options opts = d.opts;
+    opts.scale = *d.opts.scale; // K^-1/2 of gated_oja's K, not of kda's (its K is V)
+    const Grads<float128> oja = gated_oja::chunk_backward(in, ct, opts);
+    const Inputs<float128> kda_in{ct.d_o, in.v, in.k, in.g, in.beta, transposed(in.h0)};
+    const Cotangents<float128> kda_ct{in.q, transposed(ct.d_ht)};
+    const Grads<float128> dual = kda::chunk_backward(kda_in, kda_ct, opts);
+    const Tensor<float128> dq = kda::chunk(kda_in, opts).o;
+    RC_ASSERT(agree("dq", oja.dq, dq));
+    RC_ASSERT(agree("dk", oja.dk, dual.dv));
+    RC_ASSERT(agree("dv", oja.dv, dual.dk));
+    RC_ASSERT(agree("dg", oja.dg, dual.dg));
+    RC_ASSERT(agree("dbeta", oja.dbeta, dual.dbeta));
+    RC_ASSERT(agree("dh0", oja.dh0, transposed(dual.dh0)));
+  });
 }

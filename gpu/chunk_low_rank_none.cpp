@@ -1,0 +1,53 @@
+// ruleproof: the low-rank kernel launchers where the project was built without nvcc: each
+// throws.
+#include <stdexcept>
+#include <string>
+
+#include "detail/low_rank_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+[[noreturn]] void no_cuda(const char *kernel) {
+  throw std::runtime_error(std::string(kernel) +
+                           ": ruleproof was built without CUDA (nvcc not found): no GPU kernels");
+}
+} // namespace
+
+void launch_chunk_dplr_fwd_wy(const void *, const void *, const void *, const void *, const void *,
+                              const float *, float *, float *, float *, float *, float *, float *,
+                              float *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_fwd_wy_kernel");
+}
+void launch_chunk_dplr_fwd_h(const void *, const void *, const void *, const float *, const float *,
+                             const float *, const float *, float *, float *, float *,
+                             const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_fwd_h_kernel");
+}
+void launch_chunk_dplr_fwd_o(const void *, const void *, const float *, const float *,
+                             const float *, const float *, const float *, void *,
+                             const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_fwd_o_kernel");
+}
+void launch_chunk_dplr_bwd_wy(const void *, const void *, const float *, const float *,
+                              const float *, const float *, const float *, float *, float *,
+                              float *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_bwd_wy_kernel");
+}
+void launch_chunk_dplr_bwd_dqk(const void *, const void *, const void *, const void *, const void *,
+                               const float *, const float *, const float *, const float *,
+                               const float *, const float *, const float *, const void *,
+                               const float *, const float *, const float *, const float *, void *,
+                               void *, void *, void *, void *, float *, float *,
+                               const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_bwd_dqk_kernel");
+}
+void launch_chunk_oja_fwd_o(const void *, const void *, const float *, const float *, const float *,
+                            void *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_oja_fwd_o_kernel");
+}
+void launch_transpose_states(const float *, float *, int, int, int, int) {
+  no_cuda("transpose_states_kernel");
+}
+
+} // namespace ruleproof::gpu::detail

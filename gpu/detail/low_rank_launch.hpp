@@ -1,0 +1,60 @@
+// ruleproof: the launchers of the low-rank chunkwise kernels (gpu/chunk_low_rank.cu: dplr in
+// flash-linear-attention's parameterisation, gated_oja), as the host API
+// (gpu/chunk_low_rank.cpp) calls them. Layouts as in chunk_launch.hpp, and for dplr: a, b, da,
+// db [B*T, H, K] (the input type); w, dw [B*T, H, K] fp32; c, v2, dv2, Et_dv2 [B*T, H, V]
+// fp32; the scores A_qk, A_qa, A_ba, A_bk, E, dA_ba [B*T, H, C] fp32. gated_oja runs the
+// delta-rule launchers (delta_launch.hpp) with keys and values exchanged; what it adds is here.
+// Plain C++17 and raw device pointers (included by nvcc).
+//
+// dplr's kernels compute the engine's form of reference/dplr/chunk.hpp, S_t = (A_t - a_t d_t^T)
+// S_{t-1} + k_t v_t^T; they read flash-linear-attention's a, b (S_t = A_t S_{t-1} + b_t (a_t^T
+// S_{t-1}) + k_t v_t^T) as the engine's a = b and d = -a (exact: a sign).
+#pragma once
+
+#include "chunk_launch.hpp"
+
+namespace ruleproof::gpu::detail {
+
+/// chunk_dplr_fwd_intra, solve_tril, recompute_w_c, one launch: the scores A_qk, A_qa (with
+/// their diagonal), A_ba, A_bk (strictly lower), E = (I + A_ba)^-1, w = E (d . e^g_excl),
+/// c = -E A_bk v.
+void launch_chunk_dplr_fwd_wy(const void *q, const void *k, const void *v, const void *a,
+                              const void *b, const float *g_cum, float *A_qk, float *A_qa,
+                              float *A_ba, float *A_bk, float *E, float *w, float *c,
+                              const DeviceChunkTable &t, const ChunkDims &d);
+/// chunk_dplr_fwd_h: h[c] the state at the start of chunk c, v2 = c - w h, ht (optional) the
+/// final state; h0 optional (zeros).
+void launch_chunk_dplr_fwd_h(const void *k, const void *v, const void *b, const float *w,
+                             const float *c, const float *g_cum, const float *h0, float *h,
+                             float *v2, float *ht, const DeviceChunkTable &t, const ChunkDims &d);
+/// chunk_dplr_fwd_o: o = (q~ . e^g_cum) h + A_qk v + A_qa v2.
+void launch_chunk_dplr_fwd_o(const void *q, const void *v, const float *g_cum, const float *A_qk,
+                             const float *A_qa, const float *h, const float *v2, void *o,
+                             const DeviceChunkTable &t, const ChunkDims &d);
+/// The WY part of the backward: dw = -dv2 h^T, Et_dv2 = E^T dv2, and dA_ba, the gradient of
+/// A_ba through E (strictly lower; zero elsewhere on the chunk's rows).
+void launch_chunk_dplr_bwd_wy(const void *a, const void *v, const float *g_cum, const float *A_bk,
+                              const float *E, const float *h, const float *dv2, float *dw,
+                              float *Et_dv2, float *dA_ba, const DeviceChunkTable &t,
+                              const ChunkDims &d);
+/// dq, dk, dv, and flash-linear-attention's da (= -dd), db (= the engine's da), the input type;
+/// dG, the gradient of g_cum [B*T, H, K] fp32; d_dd scratch [B*T, H, K] fp32. ht: the final
+/// state of each sequence (h_end of its last chunk).
+void launch_chunk_dplr_bwd_dqk(const void *q, const void *k, const void *v, const void *a,
+                               const void *b, const float *g_cum, const float *A_qk,
+                               const float *A_bk, const float *E, const float *h, const float *ht,
+                               const float *v2, const void *d_o, const float *dh, const float *dw,
+                               const float *Et_dv2, const float *dA_ba, void *dq, void *dk,
+                               void *dv, void *da, void *db, float *dG, float *d_dd,
+                               const DeviceChunkTable &t, const ChunkDims &d);
+
+/// gated_oja's output (d in gated_oja's own orientation: K keys, V values, G = V): o =
+/// e^g_cum . (q~ h) + sum_{i <= r} (q~_r . k_new_i) v_i . e^(g_cum_r - g_cum_i), with h_vk the
+/// state at each chunk's start as the delta-rule kernels keep it, transposed: [NC, H, V, K].
+void launch_chunk_oja_fwd_o(const void *q, const void *v, const float *k_new, const float *g_cum,
+                            const float *h_vk, void *o, const DeviceChunkTable &t,
+                            const ChunkDims &d);
+/// y [M, H, Y, X] = x [M, H, X, Y] with its last two axes exchanged (fp32 states).
+void launch_transpose_states(const float *x, float *y, int M, int H, int X, int Y);
+
+} // namespace ruleproof::gpu::detail
