@@ -1,0 +1,313 @@
+// ruleproof: gpu_bench, how fast the chunkwise kernels run at one shape, and the floor the GPU
+// allows there. CUDA only (built with the kernels); run it on the GPU machine:
+//   gpu_bench [--B 4 --T 4096 --H 16 --K 128 --V 128] [--dtype bf16] [--warmup 5]
+//             [--repeat 50] [--rule R ...] [--out reports/out/gpu_bench.json]
+//
+// Timing: CUDA events around each call of the host API (gpu/chunk_gla.hpp,
+// gpu/chunk_delta.hpp): the forward (no final state, no stages), and the forward then the
+// backward (dO given, no dht). `--warmup` calls first, then the median of `--repeat`. The
+// host API synchronises after every kernel (so that a failing kernel is named) and takes its
+// outputs from gpu/memory.cpp's block cache: both are part of what is timed.
+//
+// Floor: max(bytes / copy bandwidth, FLOPs / bf16 matrix rate), both rates measured here:
+//   copy bandwidth   cudaMemcpy of 1 GiB device to device, bytes read + written over the
+//                    median time of 20;
+//   bf16 matrix rate cublasGemmEx 8192^3 (bf16 in, fp32 accumulation), median of 20;
+//   bytes            every input read once, every output written once (io_bytes);
+//   FLOPs            the matrix products of the chunkwise algorithm as the kernels form them,
+//                    each counted whole (2 m n k) where a mask zeroes part (chunk_flops).
+// Values are random, never zeros: q, v normal; k normal (delta rules: each row of unit norm);
+// g = log sigmoid(x) / 16, x normal (g <= 0); beta uniform in (0, 1).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "gpu/chunk_delta.hpp" // chunk_delta_fwd, chunk_delta_bwd
+#include "gpu/chunk_gla.hpp"   // chunk_gla_fwd, chunk_gla_bwd
+#include "gpu/device.hpp"      // query_device
+#include "gpu/kernel_rule.hpp" // KernelRule, rule_name, gate_of, is_delta
+
+namespace {
+
+using namespace ruleproof;
+using namespace ruleproof::gpu;
+
+void check_cuda(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+/// The median time in ms of `repeat` calls of f, each between two CUDA events, after
+/// `warmup` calls.
+double median_ms(const std::function<void()> &f, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i)
+    f();
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    check_cuda(cudaEventRecord(start), "cudaEventRecord");
+    f();
+    check_cuda(cudaEventRecord(stop), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float t = 0;
+    check_cuda(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
+/// Bytes read + written per second by a device-to-device copy of 1 GiB.
+double copy_bandwidth() {
+  const std::size_t n = std::size_t{1} << 28; // fp32 elements: 1 GiB
+  DeviceArray src(DType::fp32, {n}), dst(DType::fp32, {n});
+  src.poison();
+  const double ms = median_ms(
+      [&] {
+        check_cuda(cudaMemcpy(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice),
+                   "cudaMemcpy");
+      },
+      3, 20);
+  return 2.0 * static_cast<double>(src.bytes()) / (ms * 1e-3);
+}
+
+/// bf16 FLOP/s of cublasGemmEx on n x n x n random matrices, fp32 accumulation.
+double matrix_rate(std::mt19937_64 &rng) {
+  const int n = 8192;
+  std::normal_distribution<float> normal;
+  std::vector<float> values(static_cast<std::size_t>(n) * n);
+  for (float &x : values)
+    x = normal(rng);
+  const Shape shape{static_cast<std::size_t>(n), static_cast<std::size_t>(n)};
+  const DeviceArray a = DeviceArray::upload(DType::bf16, shape, values);
+  const DeviceArray b = DeviceArray::upload(DType::bf16, shape, values);
+  DeviceArray c(DType::bf16, shape);
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("cublasCreate failed");
+  const float alpha = 1, beta = 0;
+  const double ms = median_ms(
+      [&] {
+        if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), CUDA_R_16BF,
+                         n, b.data(), CUDA_R_16BF, n, &beta, c.data(), CUDA_R_16BF, n,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+          throw std::runtime_error("cublasGemmEx failed");
+      },
+      3, 20);
+  cublasDestroy(handle);
+  return 2.0 * n * static_cast<double>(n) * n / (ms * 1e-3);
+}
+
+struct Shape4 {
+  std::size_t B, T, H, K, V;
+};
+
+/// The tensors of one call, with random values (see the top of this file).
+struct BenchInputs {
+  DeviceArray q, k, v, g, beta, d_o;
+};
+
+BenchInputs draw_inputs(KernelRule rule, const Shape4 &s, DType dtype, std::mt19937_64 &rng) {
+  std::normal_distribution<float> normal;
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  const auto values = [&](std::size_t n, const std::function<float()> &draw) {
+    std::vector<float> x(n);
+    for (float &e : x)
+      e = draw();
+    return x;
+  };
+  const std::size_t rows = s.B * s.T * s.H;
+  std::vector<float> k = values(rows * s.K, [&] { return normal(rng); });
+  if (is_delta(rule))
+    for (std::size_t r = 0; r < rows; ++r) { // unit rows keep the delta rule's state bounded
+      float norm = 0;
+      for (std::size_t c = 0; c < s.K; ++c)
+        norm += k[r * s.K + c] * k[r * s.K + c];
+      for (std::size_t c = 0; c < s.K; ++c)
+        k[r * s.K + c] /= std::sqrt(norm);
+    }
+  const std::size_t gate_cols = gate_of(rule) == GateKind::key ? s.K : 1;
+  const auto log_gate = [&] { return -std::log1p(std::exp(-normal(rng))) / 16; };
+  BenchInputs in;
+  in.q = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K},
+                             values(rows * s.K, [&] { return normal(rng); }));
+  in.k = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K}, k);
+  in.v = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.V},
+                             values(rows * s.V, [&] { return normal(rng); }));
+  in.g = gate_cols == 1
+             ? DeviceArray::upload(DType::fp32, {s.B, s.T, s.H}, values(rows, log_gate))
+             : DeviceArray::upload(DType::fp32, {s.B, s.T, s.H, s.K}, values(rows * s.K, log_gate));
+  if (is_delta(rule))
+    in.beta = DeviceArray::upload(DType::fp32, {s.B, s.T, s.H},
+                                  values(rows, [&] { return uniform(rng); }));
+  in.d_o = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.V},
+                               values(rows * s.V, [&] { return normal(rng); }));
+  return in;
+}
+
+/// Bytes each input is read and each output written once: the forward reads q, k, v, g, beta
+/// and writes o; the backward reads them and dO, and writes dq, dk, dv, dg, dbeta.
+double io_bytes(const BenchInputs &in, bool backward) {
+  const double inputs = static_cast<double>(in.q.bytes() + in.k.bytes() + in.v.bytes() +
+                                            in.g.bytes() + in.beta.bytes());
+  const double o = static_cast<double>(in.d_o.bytes()); // o and dO alike
+  const double forward = inputs + o;
+  return backward ? forward + (inputs + o) + inputs : forward;
+}
+
+/// FLOPs of the chunkwise algorithm's matrix products, per chunk (C rows) and head, times the
+/// chunks and heads; a product of m x k by k x n counts 2 m n k.
+double chunk_flops(KernelRule rule, const Shape4 &s, bool backward) {
+  const double C = kernel_chunk_size, K = static_cast<double>(s.K), V = static_cast<double>(s.V);
+  const double qk = 2 * C * C * K, av = 2 * C * C * V, state = 2 * C * K * V;
+  const double chunks =
+      static_cast<double>(s.B * ((s.T + kernel_chunk_size - 1) / kernel_chunk_size) * s.H);
+  // forward: scores Q K^T, their product with the values, Q h, and the state update K^T V
+  double fwd = qk + av + 2 * state;
+  if (is_delta(rule)) // A0 = K K^T, (I + A0)^-1 (C^3 / 3), w = A K, u = A V, v_new = u - w h
+    fwd += qk + C * C * C / 3 + qk + av + state;
+  if (!backward)
+    return chunks * fwd;
+  // backward: the forward's stages again; dh (Q^T dO); dA = dO V^T; dv = A^T dO + K dh;
+  // dq = dO h^T + dA K; dk = dA^T Q + V dh^T
+  double bwd = fwd + state + av + av + state + state + qk + qk + state;
+  if (is_delta(rule)) // dh also takes W^T dv2; dw = dv2 h^T; through the WY products: dA from
+                      // dw and du, dk from A^T dw, dv from A^T du, and dA through the inverse
+    bwd += state + state + qk + av + qk + av + 2 * C * C * C;
+  return chunks * (fwd + bwd);
+}
+
+/// One timed call of the forward, and of the forward then the backward.
+struct Calls {
+  std::function<DeviceArray()> forward;
+  std::function<void()> forward_backward;
+};
+
+Calls calls_of(KernelRule rule, const BenchInputs &in) {
+  ChunkOptions opts;
+  opts.output_final_state = false;
+  const GateKind gate = gate_of(rule);
+  if (is_delta(rule)) {
+    DeltaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
+    return {[=] { return chunk_delta_fwd(gate, a, opts).o; },
+            [=, &in] {
+              chunk_delta_fwd(gate, a, opts);
+              chunk_delta_bwd(gate, a, in.d_o, nullptr, opts);
+            }};
+  }
+  GlaArgs a{&in.q, &in.k, &in.v, &in.g, nullptr};
+  return {[=] { return chunk_gla_fwd(gate, a, opts).o; },
+          [=, &in] {
+            chunk_gla_fwd(gate, a, opts);
+            chunk_gla_bwd(gate, a, in.d_o, nullptr, opts);
+          }};
+}
+
+std::size_t non_finite(const DeviceArray &a) {
+  const std::vector<float> x = a.download();
+  return static_cast<std::size_t>(
+      std::count_if(x.begin(), x.end(), [](float e) { return !std::isfinite(e); }));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"gpu_bench: the chunkwise kernels' speed at one shape, against the floor "
+               "(bytes over measured copy bandwidth, FLOPs over measured bf16 matrix rate)"};
+  Shape4 s{4, 4096, 16, 128, 128};
+  std::string dtype_name = "bf16", out = "reports/out/gpu_bench.json";
+  int warmup = 5, repeat = 50;
+  std::vector<std::string> rules;
+  app.add_option("--B", s.B, "batch")->capture_default_str();
+  app.add_option("--T", s.T, "sequence length")->capture_default_str();
+  app.add_option("--H", s.H, "heads")->capture_default_str();
+  app.add_option("--K", s.K, "key width (64 or 128)")->capture_default_str();
+  app.add_option("--V", s.V, "value width (64 or 128)")->capture_default_str();
+  app.add_option("--dtype", dtype_name, "bf16 or fp16")
+      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed calls first")->capture_default_str();
+  app.add_option("--repeat", repeat, "timed calls; the median is reported")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--rule", rules, "rules to time (default: every kernel rule)");
+  app.add_option("--out", out, "JSON of the results (a Markdown table goes beside it)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const DeviceInfo info = query_device();
+    if (!info.available) {
+      fmt::print(stderr, "gpu_bench: no GPU to time on: {}\n", info.description);
+      return 3;
+    }
+    const DType dtype = dtype_name == "fp16" ? DType::fp16 : DType::bf16;
+    std::vector<KernelRule> chosen;
+    for (KernelRule r : kernel_rules)
+      if (rules.empty() || std::count(rules.begin(), rules.end(), rule_name(r)))
+        chosen.push_back(r);
+    std::mt19937_64 rng(20261121);
+    fmt::print("gpu_bench on {}\n", info.description);
+    const double bandwidth = copy_bandwidth(), rate = matrix_rate(rng);
+    fmt::print("copy bandwidth {:.2f} TB/s (read + written), bf16 matrix rate {:.0f} TFLOP/s\n",
+               bandwidth / 1e12, rate / 1e12);
+    nlohmann::json j;
+    j["device"] = info.description;
+    j["shape"] = {{"B", s.B}, {"T", s.T}, {"H", s.H}, {"K", s.K}, {"V", s.V}};
+    j["dtype"] = dtype_name;
+    j["warmup"] = warmup;
+    j["repeat"] = repeat;
+    j["copy_bandwidth_bytes_per_s"] = bandwidth;
+    j["matrix_rate_flops_per_s"] = rate;
+    std::string table =
+        fmt::format("| rule | pass | median ms | bytes (MB) | FLOPs (G) | floor ms | ms / floor |\n"
+                    "|---|---|---|---|---|---|---|\n");
+    for (KernelRule rule : chosen) {
+      const BenchInputs in = draw_inputs(rule, s, dtype, rng);
+      const Calls calls = calls_of(rule, in);
+      const std::size_t bad = non_finite(calls.forward());
+      for (bool backward : {false, true}) {
+        const double ms = backward ? median_ms(calls.forward_backward, warmup, repeat)
+                                   : median_ms([&] { calls.forward(); }, warmup, repeat);
+        const double bytes = io_bytes(in, backward), flops = chunk_flops(rule, s, backward);
+        const double floor_ms = 1e3 * std::max(bytes / bandwidth, flops / rate);
+        const char *pass = backward ? "fwd+bwd" : "fwd";
+        fmt::print("{:<18} {:<8} {:9.3f} ms   floor {:.3f} ms ({:.1f}x){}\n", rule_name(rule), pass,
+                   ms, floor_ms, ms / floor_ms,
+                   bad ? fmt::format("   {} non-finite outputs", bad) : "");
+        table += fmt::format("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.3f} | {:.1f} |\n",
+                             rule_name(rule), pass, ms, bytes / 1e6, flops / 1e9, floor_ms,
+                             ms / floor_ms);
+        j["results"].push_back({{"rule", rule_name(rule)},
+                                {"pass", pass},
+                                {"median_ms", ms},
+                                {"bytes", bytes},
+                                {"flops", flops},
+                                {"floor_ms", floor_ms},
+                                {"non_finite_outputs", bad}});
+      }
+    }
+    std::ofstream(out) << j.dump(2) << "\n";
+    const std::string md = out.substr(0, out.rfind('.')) + ".md";
+    std::ofstream(md) << table;
+    fmt::print("wrote {} and {}\n", out, md);
+    return 0;
+  } catch (const std::exception &e) {
+    fmt::print(stderr, "gpu_bench: {}\n", e.what());
+    return 1;
+  }
+}
