@@ -3,6 +3,8 @@
 // the recurrent form (dual numbers) and central finite differences of it (with their
 // Richardson error estimate), for every rule, variant, chunk size and grouped value heads.
 // Replay a failure with RC_PARAMS="seed=N" (the seed is printed at the start of the test).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "delta_support.hpp"
@@ -18,8 +20,11 @@ TEST_CASE("delta_chunk_backward_equals_dual_numbers_equals_finite_differences") 
     c.K = std::min<std::size_t>(c.K, 4);
     RC_LOG() << describe(c) << "\n";
     Inputs<double> in = make_inputs(c);
-    for (std::size_t i = 0; i < in.g.size(); ++i) // central differences step g by up to
-      in.g[i] = std::min(in.g[i], -1e-3);         // 2 eps^(1/3) max(1, |g|): keep g + 2h <= 0
+    for (std::size_t i = 0; i < in.g.size(); ++i)     // central differences step g by up to
+      in.g[i] = std::min(in.g[i], -1e-3);             // 2 eps^(1/3) max(1, |g|): keep g + 2h <= 0
+    const double beta_top = c.neg_eigval ? 2.0 : 1.0; // and beta -+ 2h inside (0, beta_top]
+    for (std::size_t i = 0; i < in.beta.size(); ++i)
+      in.beta[i] = std::clamp(in.beta[i], 1e-3, beta_top - 1e-3);
     if (c.l2norm) // x / sqrt(||x||^2 + eps) bends on the scale ||x||: keep it >= 1/4 so that
       for (Tensor<double> *x : {&in.q, &in.k})              // the step eps^(1/3) resolves it and
         for (std::size_t r = 0; r < x->size() / c.K; ++r) { // Richardson's estimate holds
