@@ -192,10 +192,10 @@ __global__ void chunk_bwd_dv_local_kernel(const In *q, const In *k, const float 
                                           const In *d_o, float *dv2, DeviceChunkTable t,
                                           ChunkDims d) {
   __shared__ float A[C][C];
+  __shared__ KeySlices slices;
   const int c = blockIdx.x, hd = blockIdx.y;
   const ChunkRows rows = chunk_rows(t, c);
-  chunk_scores(q, k, g_cum, rows, hd, d, A, nullptr);
-  __syncthreads();
+  chunk_scores(q, k, g_cum, rows, hd, d, A, nullptr, slices);
   for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
     const int j = e / d.V, jv = e % d.V;
     float acc = 0;

@@ -4,7 +4,8 @@
 //             [--repeat 50] [--rule R ...] [--out reports/out/gpu_bench.json]
 //
 // Timing: CUDA events around each call of the host API (gpu/chunk_gla.hpp,
-// gpu/chunk_delta.hpp): the forward (no final state, no stages), and the forward then the
+// gpu/chunk_delta.hpp, gpu/chunk_low_rank.hpp): the forward (no final state, no stages), and
+// the forward then the
 // backward (dO given, no dht). `--warmup` calls first, then the median of `--repeat`. The
 // host API synchronises after every kernel (so that a failing kernel is named) and takes its
 // outputs from gpu/memory.cpp's block cache: both are part of what is timed.
@@ -16,8 +17,10 @@
 //   bytes            every input read once, every output written once (io_bytes);
 //   FLOPs            the matrix products of the chunkwise algorithm as the kernels form them,
 //                    each counted whole (2 m n k) where a mask zeroes part (chunk_flops).
-// Values are random, never zeros: q, v normal; k normal (delta rules: each row of unit norm);
-// g = log sigmoid(x) / 16, x normal (g <= 0); beta uniform in (0, 1).
+// Values are random, never zeros: q, k, v normal, with unit rows where the rule's state update
+// subtracts a projection (k of the delta rules and dplr, v of gated_oja); dplr's a = -beta k,
+// b = k (its delta-rule case); g = log sigmoid(x) / 16, x normal (g <= 0); beta uniform in
+// (0, 1).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,10 +36,11 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "gpu/chunk_delta.hpp" // chunk_delta_fwd, chunk_delta_bwd
-#include "gpu/chunk_gla.hpp"   // chunk_gla_fwd, chunk_gla_bwd
-#include "gpu/device.hpp"      // query_device
-#include "gpu/kernel_rule.hpp" // KernelRule, rule_name, gate_of, is_delta
+#include "gpu/chunk_delta.hpp"    // chunk_delta_fwd, chunk_delta_bwd
+#include "gpu/chunk_gla.hpp"      // chunk_gla_fwd, chunk_gla_bwd
+#include "gpu/chunk_low_rank.hpp" // chunk_dplr_fwd, chunk_dplr_bwd, chunk_gated_oja_fwd, ..._bwd
+#include "gpu/device.hpp"         // query_device
+#include "gpu/kernel_rule.hpp"    // KernelRule, rule_name, gate_of, is_delta, has_beta, has_ab
 
 namespace {
 
@@ -119,8 +123,19 @@ struct Shape4 {
 
 /// The tensors of one call, with random values (see the top of this file).
 struct BenchInputs {
-  DeviceArray q, k, v, g, beta, d_o;
+  DeviceArray q, k, v, a, b, g, beta, d_o;
 };
+
+/// Rows of x (width n) scaled to unit norm.
+void unit_rows(std::vector<float> &x, std::size_t n) {
+  for (std::size_t r = 0; r < x.size() / n; ++r) {
+    float norm = 0;
+    for (std::size_t c = 0; c < n; ++c)
+      norm += x[r * n + c] * x[r * n + c];
+    for (std::size_t c = 0; c < n; ++c)
+      x[r * n + c] /= std::sqrt(norm);
+  }
+}
 
 BenchInputs draw_inputs(KernelRule rule, const Shape4 &s, DType dtype, std::mt19937_64 &rng) {
   std::normal_distribution<float> normal;
@@ -133,38 +148,43 @@ BenchInputs draw_inputs(KernelRule rule, const Shape4 &s, DType dtype, std::mt19
   };
   const std::size_t rows = s.B * s.T * s.H;
   std::vector<float> k = values(rows * s.K, [&] { return normal(rng); });
-  if (is_delta(rule))
-    for (std::size_t r = 0; r < rows; ++r) { // unit rows keep the delta rule's state bounded
-      float norm = 0;
-      for (std::size_t c = 0; c < s.K; ++c)
-        norm += k[r * s.K + c] * k[r * s.K + c];
-      for (std::size_t c = 0; c < s.K; ++c)
-        k[r * s.K + c] /= std::sqrt(norm);
-    }
-  const std::size_t gate_cols = gate_of(rule) == GateKind::key ? s.K : 1;
+  std::vector<float> v = values(rows * s.V, [&] { return normal(rng); });
+  const std::vector<float> beta = values(rows, [&] { return uniform(rng); });
+  if (is_delta(rule) || has_ab(rule)) // unit rows keep the state bounded
+    unit_rows(k, s.K);
+  if (rule == KernelRule::gated_oja)
+    unit_rows(v, s.V);
+  const GateKind gate = gate_of(rule);
+  const std::size_t gate_cols = gate == GateKind::key ? s.K : gate == GateKind::value ? s.V : 1;
   const auto log_gate = [&] { return -std::log1p(std::exp(-normal(rng))) / 16; };
   BenchInputs in;
   in.q = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K},
                              values(rows * s.K, [&] { return normal(rng); }));
   in.k = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K}, k);
-  in.v = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.V},
-                             values(rows * s.V, [&] { return normal(rng); }));
-  in.g = gate_cols == 1
-             ? DeviceArray::upload(DType::fp32, {s.B, s.T, s.H}, values(rows, log_gate))
-             : DeviceArray::upload(DType::fp32, {s.B, s.T, s.H, s.K}, values(rows * s.K, log_gate));
-  if (is_delta(rule))
-    in.beta = DeviceArray::upload(DType::fp32, {s.B, s.T, s.H},
-                                  values(rows, [&] { return uniform(rng); }));
+  in.v = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.V}, v);
+  in.g = gate_cols == 1 ? DeviceArray::upload(DType::fp32, {s.B, s.T, s.H}, values(rows, log_gate))
+                        : DeviceArray::upload(DType::fp32, {s.B, s.T, s.H, gate_cols},
+                                              values(rows * gate_cols, log_gate));
+  if (has_beta(rule))
+    in.beta = DeviceArray::upload(DType::fp32, {s.B, s.T, s.H}, beta);
+  if (has_ab(rule)) { // a = -beta k, b = k
+    std::vector<float> a = k;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      a[i] *= -beta[i / s.K];
+    in.a = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K}, a);
+    in.b = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.K}, k);
+  }
   in.d_o = DeviceArray::upload(dtype, {s.B, s.T, s.H, s.V},
                                values(rows * s.V, [&] { return normal(rng); }));
   return in;
 }
 
-/// Bytes each input is read and each output written once: the forward reads q, k, v, g, beta
-/// and writes o; the backward reads them and dO, and writes dq, dk, dv, dg, dbeta.
+/// Bytes each input is read and each output written once: the forward reads q, k, v, (a, b,)
+/// g, (beta) and writes o; the backward reads them and dO, and writes their gradients.
 double io_bytes(const BenchInputs &in, bool backward) {
-  const double inputs = static_cast<double>(in.q.bytes() + in.k.bytes() + in.v.bytes() +
-                                            in.g.bytes() + in.beta.bytes());
+  const double inputs =
+      static_cast<double>(in.q.bytes() + in.k.bytes() + in.v.bytes() + in.a.bytes() + in.b.bytes() +
+                          in.g.bytes() + in.beta.bytes());
   const double o = static_cast<double>(in.d_o.bytes()); // o and dO alike
   const double forward = inputs + o;
   return backward ? forward + (inputs + o) + inputs : forward;
@@ -179,16 +199,20 @@ double chunk_flops(KernelRule rule, const Shape4 &s, bool backward) {
       static_cast<double>(s.B * ((s.T + kernel_chunk_size - 1) / kernel_chunk_size) * s.H);
   // forward: scores Q K^T, their product with the values, Q h, and the state update K^T V
   double fwd = qk + av + 2 * state;
-  if (is_delta(rule)) // A0 = K K^T, (I + A0)^-1 (C^3 / 3), w = A K, u = A V, v_new = u - w h
-    fwd += qk + C * C * C / 3 + qk + av + state;
+  if (is_delta(rule) || rule == KernelRule::gated_oja) // A0 = K K^T, (I + A0)^-1 (C^3 / 3),
+    fwd += qk + C * C * C / 3 + qk + av + state;       // w = A K, u = A V, v_new = u - w h
+  if (has_ab(rule)) // A_qa, A_ba, A_bk, E = (I + A_ba)^-1, w, c = -E A_bk V, v2 = c - w h, and
+    fwd += 3 * qk + C * C * C / 3 + qk + av + av + 3 * state; // A_qa v2, a~^T v2 in the state
   if (!backward)
     return chunks * fwd;
   // backward: the forward's stages again; dh (Q^T dO); dA = dO V^T; dv = A^T dO + K dh;
   // dq = dO h^T + dA K; dk = dA^T Q + V dh^T
   double bwd = fwd + state + av + av + state + state + qk + qk + state;
-  if (is_delta(rule)) // dh also takes W^T dv2; dw = dv2 h^T; through the WY products: dA from
-                      // dw and du, dk from A^T dw, dv from A^T du, and dA through the inverse
-    bwd += state + state + qk + av + qk + av + 2 * C * C * C;
+  if (rule != KernelRule::simple_gla && rule != KernelRule::gla) // dh also takes W^T dv2;
+    bwd += state + state + qk + av + qk + av + 2 * C * C * C;    // dw = dv2 h^T; through the WY
+  // products: dA from dw and du, dk from A^T dw, dv from A^T du, dA through the inverse
+  if (has_ab(rule)) // the second pair: A_qa, A_ba, A_bk and the state's a~^T v2 term, again
+    bwd += 3 * qk + 2 * av + 2 * state;
   return chunks * (fwd + bwd);
 }
 
@@ -202,6 +226,22 @@ Calls calls_of(KernelRule rule, const BenchInputs &in) {
   ChunkOptions opts;
   opts.output_final_state = false;
   const GateKind gate = gate_of(rule);
+  if (has_ab(rule)) {
+    DplrArgs a{&in.q, &in.k, &in.v, &in.a, &in.b, &in.g, nullptr};
+    return {[=] { return chunk_dplr_fwd(a, opts).o; },
+            [=, &in] {
+              chunk_dplr_fwd(a, opts);
+              chunk_dplr_bwd(a, in.d_o, nullptr, opts);
+            }};
+  }
+  if (rule == KernelRule::gated_oja) {
+    GatedOjaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
+    return {[=] { return chunk_gated_oja_fwd(a, opts).o; },
+            [=, &in] {
+              chunk_gated_oja_fwd(a, opts);
+              chunk_gated_oja_bwd(a, in.d_o, nullptr, opts);
+            }};
+  }
   if (is_delta(rule)) {
     DeltaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
     return {[=] { return chunk_delta_fwd(gate, a, opts).o; },
@@ -257,7 +297,7 @@ int main(int argc, char **argv) {
     }
     const DType dtype = dtype_name == "fp16" ? DType::fp16 : DType::bf16;
     std::vector<KernelRule> chosen;
-    for (KernelRule r : kernel_rules)
+    for (KernelRule r : all_kernel_rules)
       if (rules.empty() || std::count(rules.begin(), rules.end(), rule_name(r)))
         chosen.push_back(r);
     std::mt19937_64 rng(20261121);

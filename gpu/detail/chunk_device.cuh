@@ -56,47 +56,93 @@ __device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
   return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
 }
 
+constexpr int KS = 32; // key columns a slice stages in shared memory (K is a multiple)
+
+/// \brief KS key columns of a chunk's rows in shared memory: q~ (or q~ . e^g_cum), k and
+/// g_cum. Each row is padded by one float so that a warp reading 32 rows of one column hits
+/// 32 banks.
+struct KeySlices {
+  float q[C][KS + 1], k[C][KS + 1], g[C][KS + 1];
+};
+
 /// A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc) for j <= i < n, zero elsewhere, into
-/// shared memory (all C x C entries) and, when A_out is given, into the A stage.
+/// shared memory (all C x C entries) and, when A_out is given, into the A stage. The keys go
+/// through `s` KS columns at a time; each thread keeps its C * C / THREADS entries in
+/// registers, so every entry still sums its terms in key order. Ends synchronised: A is
+/// visible to the block and `s` free for other use.
 template <class In>
 __device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
-                             const ChunkDims &d, float (*A)[C], float *A_out) {
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
-    const int i = e / C, j = e % C;
-    float a = 0;
-    if (i < rows.n && j <= i)
-      for (int col = 0; col < d.K; ++col)
-        a += (load(q, at_k(rows.bos + i, hd, col, d)) * d.scale) *
-             load(k, at_k(rows.bos + j, hd, col, d)) *
-             expf(gate(g_cum, rows.bos + i, hd, col, d) - gate(g_cum, rows.bos + j, hd, col, d));
-    A[i][j] = a;
-    if (A_out && i < rows.n)
-      A_out[at_score(rows.bos + i, hd, j, d)] = a;
+                             const ChunkDims &d, float (*A)[C], float *A_out, KeySlices &s) {
+  constexpr int PAIRS = C * C / THREADS;
+  float a[PAIRS] = {};
+  for (int c0 = 0; c0 < d.K; c0 += KS) {
+    __syncthreads(); // the previous slice is no longer read
+    for (int e = threadIdx.x; e < rows.n * KS; e += blockDim.x) {
+      const int r = e / KS, col = e % KS, at = rows.bos + r;
+      s.q[r][col] = load(q, at_k(at, hd, c0 + col, d)) * d.scale;
+      s.k[r][col] = load(k, at_k(at, hd, c0 + col, d));
+      s.g[r][col] = gate(g_cum, at, hd, c0 + col, d);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < PAIRS; ++p) {
+      const int e = threadIdx.x + p * THREADS, i = e / C, j = e % C;
+      if (i < rows.n && j <= i)
+        for (int col = 0; col < KS; ++col)
+          a[p] += s.q[i][col] * s.k[j][col] * expf(s.g[i][col] - s.g[j][col]);
+    }
   }
+#pragma unroll
+  for (int p = 0; p < PAIRS; ++p) {
+    const int e = threadIdx.x + p * THREADS, i = e / C, j = e % C;
+    A[i][j] = a[p];
+    if (A_out && i < rows.n)
+      A_out[at_score(rows.bos + i, hd, j, d)] = a[p];
+  }
+  __syncthreads();
 }
 
 // ---------------------------------------------------------------------------------------
 // chunk_fwd_o: grid (NC, H), THREADS threads; one chunk of one head. Val is the value's type:
 // the input type for gla (v), fp32 for the delta rules (v_new).
 //   o_i = sum_c q~_ic exp(g_cum_ic) h_c + sum_{j<=i} A_ij v_j
+// Each thread keeps its C * V / THREADS outputs in registers (output e = tid + m THREADS is
+// row e / V, column e % V) while q~ . e^g_cum goes through shared memory KS keys at a time.
 template <class In, class Val>
 __global__ void chunk_fwd_o_kernel(const In *q, const In *k, const Val *v, const float *g_cum,
                                    const float *h, In *o, float *A_out, DeviceChunkTable t,
                                    ChunkDims d) {
+  constexpr int OUTS = C * MAX_K / THREADS;
   __shared__ float A[C][C];
-  const int c = blockIdx.x, hd = blockIdx.y;
+  __shared__ KeySlices s;
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
-  chunk_scores(q, k, g_cum, rows, hd, d, A, A_out);
-  __syncthreads();
-  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) {
-    const int i = e / d.V, j = e % d.V, r = rows.bos + i;
-    float acc = 0; // (q~ . e^g_cum) h: the state carried in
-    for (int col = 0; col < d.K; ++col)
-      acc += (load(q, at_k(r, hd, col, d)) * d.scale) * expf(gate(g_cum, r, hd, col, d)) *
-             h[at_state(c, hd, col, j, d)];
-    for (int jj = 0; jj <= i; ++jj) // A v: inside the chunk
-      acc += A[i][jj] * load(v, at_v(rows.bos + jj, hd, j, d));
-    store(o, at_v(r, hd, j, d), acc);
+  chunk_scores(q, k, g_cum, rows, hd, d, A, A_out, s);
+  float acc[OUTS] = {};
+  for (int c0 = 0; c0 < d.K; c0 += KS) { // (q~ . e^g_cum) h: the state carried in
+    __syncthreads();
+    for (int e = tid; e < rows.n * KS; e += THREADS) {
+      const int r = e / KS, col = e % KS;
+      s.q[r][col] = (load(q, at_k(rows.bos + r, hd, c0 + col, d)) * d.scale) *
+                    expf(gate(g_cum, rows.bos + r, hd, c0 + col, d));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < OUTS; ++m) {
+      const int e = tid + m * THREADS, i = e / d.V, j = e % d.V;
+      if (i < rows.n)
+        for (int col = 0; col < KS; ++col)
+          acc[m] += s.q[i][col] * h[at_state(c, hd, c0 + col, j, d)];
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < OUTS; ++m) { // A v: inside the chunk
+    const int e = tid + m * THREADS, i = e / d.V, j = e % d.V;
+    if (i < rows.n) {
+      for (int jj = 0; jj <= i; ++jj)
+        acc[m] += A[i][jj] * load(v, at_v(rows.bos + jj, hd, j, d));
+      store(o, at_v(rows.bos + i, hd, j, d), acc[m]);
+    }
   }
 }
 
@@ -116,17 +162,16 @@ __device__ inline void solve_tril(const float (*A0)[C], float (*A)[C], int n) {
   }
 }
 
-inline void check(const char *kernel) {
-  const cudaError_t status = cudaGetLastError();
+inline void check_status(cudaError_t status, const char *what) {
   if (status != cudaSuccess)
-    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
+
+inline void check(const char *kernel) { check_status(cudaGetLastError(), kernel); }
 
 inline void check_sync(const char *kernel) {
   check(kernel);
-  const cudaError_t status = cudaDeviceSynchronize();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(kernel) + ": " + cudaGetErrorString(status));
+  check_status(cudaDeviceSynchronize(), kernel);
 }
 
 inline dim3 state_grid(const DeviceChunkTable &t, const ChunkDims &d) {
