@@ -2,8 +2,9 @@
 # ruleproof: the GPU checks on the device machine, from a build made elsewhere and carried
 # there (the GPU machine lacks Eigen, CLI11, fmt, Catch2, RapidCheck). Run from the repository
 # root: gpu/tests/run_on_device.sh CARRY, with CARRY holding bin/ (ruleproof,
-# gpu_kernel_tests, gpu_check_planted) and lib/ (the shared libraries they need beyond the C
-# and C++ runtimes); make one with gpu/tests/make_carry.sh. Logs and reports go to $OUT.
+# gpu_kernel_tests, gpu_check_planted, and gpu_bench where it was built) and lib/ (the shared
+# libraries they need beyond the C and C++ runtimes; cuBLAS comes from the device's CUDA);
+# make one with gpu/tests/make_carry.sh. Logs and reports go to $OUT.
 set -u -o pipefail
 CARRY=${1:?usage: run_on_device.sh CARRY}
 OUT=${OUT:-reports/out}
@@ -28,3 +29,10 @@ tail -3 "$OUT/planted.log"
 echo "== Catch GPU tests (RC_PARAMS=${RC_PARAMS:-default})"
 time timeout "${TEST_TIMEOUT:-240}" "$CARRY/bin/gpu_kernel_tests" 2>&1 | tee "$OUT/kernel_tests.log" | tail -20
 echo "gpu_kernel_tests exit $?" | tee -a "$OUT/kernel_tests.log"
+if [ -x "$CARRY/bin/gpu_bench" ]; then
+  echo "== gpu_bench"
+  cublas=$(find /usr/local -name 'libcublas.so.*' 2>/dev/null | head -1)
+  LD_LIBRARY_PATH=$LD_LIBRARY_PATH${cublas:+:$(dirname "$cublas")} timeout "${BENCH_TIMEOUT:-300}" \
+    "$CARRY/bin/gpu_bench" --out "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
+  echo "gpu_bench exit $?" | tee -a "$OUT/gpu_bench.log"
+fi
