@@ -131,22 +131,12 @@ __global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const floa
   __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
   __shared__ float v_new_tile[C][BV];
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
-  const int entries = d.K * BV;
   float state[STATE_PER_THREAD];
-#pragma unroll
-  for (int m = 0; m < STATE_PER_THREAD; ++m) {
-    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-    state[m] = (e < entries && h0) ? h0[at_state(n, hd, i, v0 + j, d)] : 0.0f;
-  }
+  read_state_tile(state, h0, n, hd, v0, d);
   for (int c = t.seq_first_chunk[n]; c < t.seq_first_chunk[n + 1]; ++c) {
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the state at the chunk's start
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        h[at_state(c, hd, i, v0 + j, d)] = state[m];
-    }
+    write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
     __syncthreads(); // h[c] is visible to the block; the previous chunk's tiles are not read
     for (int e = tid; e < rows.n * BV; e += THREADS) { // v_new = u - w h
       const int r = e / BV, j = e % BV;
@@ -164,25 +154,10 @@ __global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const floa
           expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
     }
     __syncthreads();
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // h' = Diag(e^gl) h + K_decayed^T V_new
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries) {
-        float acc = expf(gate(g_cum, last, hd, i, d)) * state[m];
-        for (int r = 0; r < rows.n; ++r)
-          acc += k_decayed[r][i] * v_new_tile[r][j];
-        state[m] = acc;
-      }
-    }
+    // h' = Diag(e^gl) h + K_dec^T V_new
+    decay_and_add(state, k_decayed, v_new_tile, rows.n, g_cum, last, hd, d);
   }
-  if (ht) {
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        ht[at_state(n, hd, i, v0 + j, d)] = state[m];
-    }
-  }
+  write_state_tile(state, ht, n, hd, v0, d);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -218,20 +193,11 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
   const int entries = d.K * BV;
   float grad[STATE_PER_THREAD];
-#pragma unroll
-  for (int m = 0; m < STATE_PER_THREAD; ++m) {
-    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-    grad[m] = (e < entries && dht) ? dht[at_state(n, hd, i, v0 + j, d)] : 0.0f;
-  }
+  read_state_tile(grad, dht, n, hd, v0, d);
   for (int c = t.seq_first_chunk[n + 1] - 1; c >= t.seq_first_chunk[n]; --c) {
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the gradient of the state after chunk c
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        dh[at_state(c, hd, i, v0 + j, d)] = grad[m];
-    }
+    write_state_tile(grad, dh, c, hd, v0, d); // the gradient of the state after chunk c
     __syncthreads(); // dh[c] is visible to the block; the previous chunk's tiles are not read
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
@@ -269,14 +235,7 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
       }
     }
   }
-  if (dh0) {
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        dh0[at_state(n, hd, i, v0 + j, d)] = grad[m];
-    }
-  }
+  write_state_tile(grad, dh0, n, hd, v0, d);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -69,23 +69,13 @@ __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum,
   __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
   __shared__ float v_tile[C][BV];
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
-  const int entries = d.K * BV;
   float state[STATE_PER_THREAD];
-#pragma unroll
-  for (int m = 0; m < STATE_PER_THREAD; ++m) {
-    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-    state[m] = (e < entries && h0) ? h0[at_state(n, hd, i, v0 + j, d)] : 0.0f;
-  }
+  read_state_tile(state, h0, n, hd, v0, d);
   for (int c = t.seq_first_chunk[n]; c < t.seq_first_chunk[n + 1]; ++c) {
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the state at the chunk's start
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        h[at_state(c, hd, i, v0 + j, d)] = state[m];
-    }
-    __syncthreads(); // the tiles of the previous chunk are no longer read
+    write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
+    __syncthreads();                          // the tiles of the previous chunk are no longer read
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
       k_decayed[r][col] =
@@ -100,25 +90,10 @@ __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum,
       v_tile[r][j] = load(v, at_v(rows.bos + r, hd, v0 + j, d));
     }
     __syncthreads();
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // h' = Diag(e^gl) h + K_decayed^T V
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries) {
-        float acc = expf(gate(g_cum, last, hd, i, d)) * state[m];
-        for (int r = 0; r < rows.n; ++r)
-          acc += k_decayed[r][i] * v_tile[r][j];
-        state[m] = acc;
-      }
-    }
+    // h' = Diag(e^gl) h + K_decayed^T V
+    decay_and_add(state, k_decayed, v_tile, rows.n, g_cum, last, hd, d);
   }
-  if (ht) {
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        ht[at_state(n, hd, i, v0 + j, d)] = state[m];
-    }
-  }
+  write_state_tile(state, ht, n, hd, v0, d);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -131,22 +106,12 @@ __global__ void chunk_bwd_dh_kernel(const In *q, const In *d_o, const float *g_c
   __shared__ float q_decayed[C][MAX_K]; // q~_ic exp(g_cum_ic)
   __shared__ float do_tile[C][BV];
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
-  const int entries = d.K * BV;
   float grad[STATE_PER_THREAD];
-#pragma unroll
-  for (int m = 0; m < STATE_PER_THREAD; ++m) {
-    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-    grad[m] = (e < entries && dht) ? dht[at_state(n, hd, i, v0 + j, d)] : 0.0f;
-  }
+  read_state_tile(grad, dht, n, hd, v0, d);
   for (int c = t.seq_first_chunk[n + 1] - 1; c >= t.seq_first_chunk[n]; --c) {
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the gradient of the state after chunk c
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        dh[at_state(c, hd, i, v0 + j, d)] = grad[m];
-    }
+    write_state_tile(grad, dh, c, hd, v0, d); // the gradient of the state after chunk c
     __syncthreads();
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
@@ -158,28 +123,24 @@ __global__ void chunk_bwd_dh_kernel(const In *q, const In *d_o, const float *g_c
       do_tile[r][j] = load(d_o, at_v(rows.bos + r, hd, v0 + j, d));
     }
     __syncthreads();
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // dh = Diag(e^gl) dh' + Q_decayed^T dO
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries) {
-        float acc = expf(gate(g_cum, last, hd, i, d)) * grad[m];
-        for (int r = 0; r < rows.n; ++r)
-          acc += q_decayed[r][i] * do_tile[r][j];
-        grad[m] = acc;
-      }
-    }
+    // dh = Diag(e^gl) dh' + Q_decayed^T dO
+    decay_and_add(grad, q_decayed, do_tile, rows.n, g_cum, last, hd, d);
   }
-  if (dh0) {
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        dh0[at_state(n, hd, i, v0 + j, d)] = grad[m];
-    }
-  }
+  write_state_tile(grad, dh0, n, hd, v0, d);
 }
 
 // ---------------------------------------------------------------------------------------
+/// Value columns [c0, c0 + KS) of dO and v on the chunk's rows, into s.q and s.k.
+template <class In>
+__device__ void stage_values(const In *d_o, const In *v, ChunkRows rows, int hd, int c0,
+                             const ChunkDims &d, KeySlices &s) {
+  for (int e = threadIdx.x; e < rows.n * KS; e += THREADS) {
+    const int r = e / KS, col = e % KS;
+    s.q[r][col] = load(d_o, at_v(rows.bos + r, hd, c0 + col, d));
+    s.k[r][col] = load(v, at_v(rows.bos + r, hd, c0 + col, d));
+  }
+}
+
 // chunk_bwd_dqkv: grid (NC, H), THREADS threads, bwd_dqkv_shared_bytes of dynamic shared
 // memory; one chunk of one head. Every sum runs in the order of the formulas at the top (keys,
 // values, rows ascending): the operands go through shared memory KS columns at a time while
@@ -207,11 +168,7 @@ __global__ void chunk_bwd_dqkv_kernel(const In *q, const In *k, const In *v, con
   float a[PAIRS] = {}; // dA = dO V^T, lower triangle
   for (int c0 = 0; c0 < d.V; c0 += KS) {
     __syncthreads();
-    for (int e = tid; e < rows.n * KS; e += THREADS) {
-      const int r = e / KS, col = e % KS;
-      s.rows.q[r][col] = load(d_o, at_v(rows.bos + r, hd, c0 + col, d));
-      s.rows.k[r][col] = load(v, at_v(rows.bos + r, hd, c0 + col, d));
-    }
+    stage_values(d_o, v, rows, hd, c0, d, s.rows);
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < PAIRS; ++p) {
@@ -258,11 +215,7 @@ __global__ void chunk_bwd_dqkv_kernel(const In *q, const In *k, const In *v, con
   float from_state[OUTS] = {}, from_state_k[OUTS] = {}; // dO_i . h_col and v_i . dh_col
   for (int c0 = 0; c0 < d.V; c0 += KS) {
     __syncthreads();
-    for (int e = tid; e < rows.n * KS; e += THREADS) {
-      const int r = e / KS, col = e % KS;
-      s.rows.q[r][col] = load(d_o, at_v(rows.bos + r, hd, c0 + col, d));
-      s.rows.k[r][col] = load(v, at_v(rows.bos + r, hd, c0 + col, d));
-    }
+    stage_values(d_o, v, rows, hd, c0, d, s.rows);
     for (int e = tid; e < d.K * KS; e += THREADS) {
       const int i = e / KS, col = e % KS;
       s.h[i][col] = h[at_state(c, hd, i, c0 + col, d)];

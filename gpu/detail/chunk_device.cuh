@@ -56,6 +56,50 @@ __device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
   return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
 }
 
+// A state tile: the K x BV entries of a state (or of its gradient) that a block of the state
+// kernels keeps in registers while it walks a sequence's chunks; entry e = tid + m THREADS
+// is row e / BV, column v0 + e % BV.
+
+/// The tile of state n (or chunk n's) read from src; zeros where src is null.
+__device__ inline void read_state_tile(float (&x)[STATE_PER_THREAD], const float *src, int n,
+                                       int hd, int v0, const ChunkDims &d) {
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = threadIdx.x + m * THREADS, i = e / BV, j = e % BV;
+    x[m] = (e < d.K * BV && src) ? src[at_state(n, hd, i, v0 + j, d)] : 0.0f;
+  }
+}
+
+/// The tile written to state n (or chunk n's) of dst; nothing where dst is null.
+__device__ inline void write_state_tile(const float (&x)[STATE_PER_THREAD], float *dst, int n,
+                                        int hd, int v0, const ChunkDims &d) {
+  if (!dst)
+    return;
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = threadIdx.x + m * THREADS, i = e / BV, j = e % BV;
+    if (e < d.K * BV)
+      dst[at_state(n, hd, i, v0 + j, d)] = x[m];
+  }
+}
+
+/// x_ij <- exp(g_cum_last,i) x_ij + sum_{r < n} left_ri right_rj, in that order: the decay of
+/// a chunk, then what its n rows add (left: C x K, right: C x BV, in shared memory).
+__device__ inline void decay_and_add(float (&x)[STATE_PER_THREAD], const float (*left)[MAX_K],
+                                     const float (*right)[BV], int n, const float *g_cum, int last,
+                                     int hd, const ChunkDims &d) {
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = threadIdx.x + m * THREADS, i = e / BV, j = e % BV;
+    if (e < d.K * BV) {
+      float acc = expf(gate(g_cum, last, hd, i, d)) * x[m];
+      for (int r = 0; r < n; ++r)
+        acc += left[r][i] * right[r][j];
+      x[m] = acc;
+    }
+  }
+}
+
 constexpr int KS = 32; // key columns a slice stages in shared memory (K is a multiple)
 
 /// \brief KS key columns of a chunk's rows in shared memory: q~ (or q~ . e^g_cum), k and
