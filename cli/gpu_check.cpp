@@ -31,7 +31,8 @@ namespace {
 using namespace ruleproof::gpu::check;
 
 struct GpuCheckOptions {
-  std::vector<std::string> rules{"simple_gla", "gla", "gated_delta_rule", "kda"};
+  std::vector<std::string> rules{"simple_gla", "gla",      "gated_delta_rule",
+                                 "kda",        "dplr_fla", "gated_oja"};
   std::vector<std::string> dtypes{"bf16", "fp16"};
   std::size_t cases = 6;
   std::uint64_t seed = 1;
@@ -188,7 +189,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   for (const std::string &rule : opt.rules)
     for (const std::string &dt : opt.dtypes) {
       gpu::KernelRule kernel_rule = gpu::KernelRule::gla;
-      for (gpu::KernelRule r : gpu::kernel_rules)
+      for (gpu::KernelRule r : gpu::all_kernel_rules)
         if (gpu::rule_name(r) == rule)
           kernel_rule = r;
       const gpu::DType t = dt == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
@@ -371,8 +372,10 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   CLI::App *sub = app.add_subcommand(
       "gpu-check", "check the GPU kernels against the truth and their emulated twin (exit 0: all "
                    "hold; no GPU: skipped, exit 0 unless --require-gpu)");
-  sub->add_option("--rule", opt->rules, "rule (repeatable): simple_gla, gla, gated_delta_rule, kda")
-      ->check(CLI::IsMember({"simple_gla", "gla", "gated_delta_rule", "kda"}))
+  sub->add_option("--rule", opt->rules,
+                  "rule (repeatable): simple_gla, gla, gated_delta_rule, kda, dplr_fla, gated_oja")
+      ->check(
+          CLI::IsMember({"simple_gla", "gla", "gated_delta_rule", "kda", "dplr_fla", "gated_oja"}))
       ->capture_default_str();
   sub->add_option("--dtype", opt->dtypes, "input type (repeatable): bf16, fp16")
       ->check(CLI::IsMember({"bf16", "fp16"}))
