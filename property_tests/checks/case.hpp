@@ -191,14 +191,28 @@ struct Measure {
   Measure() = default;
   Measure(std::string form_, std::string against_)
       : form(std::move(form_)), against(std::move(against_)) {}
-  std::string form;         ///< recurrent, parallel, chunk, chunk_backward, finite_difference
-  std::string against;      ///< what it was compared with
-  std::size_t elements = 0; ///< elements compared
-  double worst_ratio = 0;   ///< max |a - b| / bound (bitwise checks: 0 or infinity)
-  double worst_rel = 0;     ///< max over tensors of max|a - b| / max|b|
-  bool finite = true;       ///< false when a NaN or infinity showed up
-  std::string where;        ///< the worst element: tensor, index, both values and the bound
+  std::string form;               ///< recurrent, parallel, chunk, chunk_backward, finite_difference
+  std::string against;            ///< what it was compared with
+  std::size_t elements = 0;       ///< elements compared
+  double worst_ratio = 0;         ///< max |a - b| / bound (bitwise checks: 0 or infinity)
+  double worst_rel = 0;           ///< max over tensors of max|a - b| / max|b|
+  bool finite = true;             ///< false when a NaN or infinity showed up
+  std::string where;              ///< the worst element: tensor, index, both values and the bound
+  std::string tensor;             ///< the tensor of the worst element (or the first not finite)
+  std::vector<std::size_t> index; ///< that element's index in the tensor's shape
+  double worst_error = 0;         ///< |a - b| at that element
+  double worst_bound = 0;         ///< the bound at that element: the error allowed there
   bool holds() const { return finite && worst_ratio <= 1.0; }
+  /// Records the worst element: `flat` is its row-major offset in a tensor of `shape`.
+  void set_worst(const std::string &what, const std::vector<std::size_t> &shape, std::size_t flat,
+                 double a, double b, double bound) {
+    tensor = what;
+    index.assign(shape.size(), 0);
+    for (std::size_t d = shape.size(); d-- > 0 && shape[d] > 0; flat /= shape[d])
+      index[d] = flat % shape[d];
+    worst_error = std::abs(a - b);
+    worst_bound = bound;
+  }
   double digits() const {
     return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
   }
