@@ -1,7 +1,11 @@
-// ruleproof check-dump (see check_dump.hpp). Writes reports/out/check_dump.json and .md.
+// ruleproof check-dump (see check_dump.hpp). Writes reports/out/check_dump.json (the result
+// format of reports/result.hpp) and its summary.
 #include "check_dump.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -9,7 +13,8 @@
 #include "exit_codes.hpp"
 #include "gpu/twin.hpp"
 #include "reference/core/float128.hpp"
-#include "reports/atomic_write.hpp"
+#include "report_output.hpp"
+#include "reports/result.hpp"
 
 namespace ruleproof::cli {
 namespace {
@@ -74,7 +79,7 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
 namespace {
 
 struct CheckDumpArgs {
-  std::string file, rule, out = "reports/out/check_dump.json";
+  std::string file, rule, out = "reports/out/check_dump.json", summary;
 };
 
 int check_dump(const CheckDumpArgs &a) {
@@ -83,20 +88,16 @@ int check_dump(const CheckDumpArgs &a) {
   fmt::print("ruleproof check-dump: {} as {} ({} storage{})\n", a.file, a.rule,
              io::to_string(dump.storage), dump.backward ? ", forward and backward" : "");
   const std::vector<Verdict> verdicts = judge_dump(rule, dump);
-  nlohmann::json report = {{"command", "check-dump"},
-                           {"file", a.file},
-                           {"rule", a.rule},
-                           {"storage", io::to_string(dump.storage)},
-                           {"twin_factor", gpu::check::twin_factor},
-                           {"verdicts", nlohmann::json::array()}};
-  std::string md =
-      fmt::format("# ruleproof check-dump\n\nFile `{}`, rule `{}`, storage {}.\n\n"
-                  "An output holds when it is finite and its max error against "
-                  "the float128 truth is at most {} x max(twin error, one rounding "
-                  "of its largest entry).\n\n| output | holds | kernel error | "
-                  "twin error | allowed | error / allowed |\n|---|---|---|---|---|"
-                  "---|\n",
-                  a.file, a.rule, io::to_string(dump.storage), gpu::check::twin_factor);
+  reports::Run run = reports::start_run("check-dump");
+  run.details = {{"file", a.file},
+                 {"storage", io::to_string(dump.storage)},
+                 {"twin_factor", gpu::check::twin_factor},
+                 {"backward", dump.backward}};
+  const std::map<std::string, const Tensor<float> *> tensors{
+      {"o", &dump.out.o},           {"final_state", &dump.out.final_state},
+      {"dq", &dump.grads.dq},       {"dk", &dump.grads.dk},
+      {"dv", &dump.grads.dv},       {"dg", &dump.grads.dg},
+      {"dbeta", &dump.grads.dbeta}, {"dh0", &dump.grads.dh0}};
   bool all_hold = true;
   fmt::print("{:<12} {:<6} {:>13} {:>13} {:>13} {:>8}\n", "output", "holds", "kernel error",
              "twin error", "allowed", "ratio");
@@ -104,24 +105,33 @@ int check_dump(const CheckDumpArgs &a) {
     all_hold = all_hold && v.holds();
     fmt::print("{:<12} {:<6} {:>13.3e} {:>13.3e} {:>13.3e} {:>8.3g}\n", v.output,
                v.holds() ? "yes" : "NO", v.kernel_error, v.twin_error, v.allowed, v.ratio());
-    md += fmt::format("| {} | {} | {:.3e} | {:.3e} | {:.3e} | {:.3g} |\n", v.output,
-                      v.holds() ? "yes" : "**no**", v.kernel_error, v.twin_error, v.allowed,
-                      v.ratio());
-    report["verdicts"].push_back({{"output", v.output},
-                                  {"holds", v.holds()},
-                                  {"finite", v.finite},
-                                  {"elements", v.elements},
-                                  {"kernel_error", v.kernel_error},
-                                  {"twin_error", v.twin_error},
-                                  {"floor", v.floor},
-                                  {"allowed", v.allowed},
-                                  {"worst_index", v.worst_index},
-                                  {"summary", v.summary()}});
+    reports::Result r;
+    r.id = a.rule + "/" + v.output;
+    r.kind = "dump";
+    r.rule = a.rule;
+    r.scalar = gpu::dtype_name(v.stored);
+    r.property = v.output.rfind('d', 0) == 0 && v.output != "dh" ? "backward" : "forward";
+    r.output = v.output;
+    r.verdict = v.holds() ? reports::Verdict::holds : reports::Verdict::fails;
+    r.worst_error = v.finite ? v.kernel_error : std::numeric_limits<double>::quiet_NaN();
+    r.allowed_error = v.allowed;
+    r.error_over_allowed = v.ratio();
+    if (v.finite && v.kernel_error > 0 && v.truth_max > 0)
+      r.digits = -std::log10(v.kernel_error / v.truth_max);
+    r.cases = 1, r.failures = v.holds() ? 0 : 1;
+    r.replay.command = "ruleproof check-dump " + reports::shell_quote(a.file) + " --rule " + a.rule;
+    const auto t = tensors.find(v.output);
+    if (t != tensors.end())
+      r.where = reports::where_in(v.output, reports::unravel(v.worst_index, t->second->shape()),
+                                  v.summary());
+    r.details = {{"elements", v.elements},
+                 {"twin_error", v.twin_error},
+                 {"floor", v.floor},
+                 {"finite", v.finite},
+                 {"worst_index", v.worst_index}};
+    run.results.push_back(std::move(r));
   }
-  report["holds"] = all_hold;
-  const std::filesystem::path out(a.out);
-  reports::write_file_atomically(out, report.dump(1) + "\n");
-  reports::write_file_atomically(std::filesystem::path(out).replace_extension(".md"), md);
+  write_report(run, a.out, a.summary);
   fmt::print("{}; wrote {}\n", all_hold ? "every output holds" : "an output FAILS", a.out);
   return all_hold ? ok : check_failed;
 }
@@ -139,8 +149,9 @@ void add_check_dump_command(CLI::App &app, int &status) {
                   "also do, dht, dq, dk, dv, dg, dbeta, dh0 (tools/dump_kernel.py writes one)")
       ->required();
   cmd->add_option("--rule", args->rule, "simple_gla, gla, gated_delta_rule or kda")->required();
-  cmd->add_option("--out", args->out, "The JSON report (and a .md beside it)")
+  cmd->add_option("--out", args->out, "The JSON report (the summary goes beside it)")
       ->capture_default_str();
+  add_summary_option(cmd, args->summary);
   cmd->callback([args, &status] { status = check_dump(*args); });
 }
 

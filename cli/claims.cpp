@@ -4,6 +4,7 @@
 // not verbatim, a check that cannot be evaluated).
 #include "claims.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,7 +16,9 @@
 #include "proofs/claims/claims.hpp"
 #include "proofs/report.hpp"
 #include "reference/core/inputs.hpp"
+#include "report_output.hpp"
 #include "reports/atomic_write.hpp"
+#include "reports/progress.hpp"
 
 namespace ruleproof::cli {
 
@@ -26,6 +29,7 @@ struct ClaimsOptions {
   std::vector<std::string> ids, notes;
   std::string seeds = RULEPROOF_SEEDS_DIR;
   std::string out = "reports/out";
+  std::string summary, shard;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 };
 
@@ -54,28 +58,98 @@ std::vector<const proofs::Claim *> select(const std::vector<proofs::Claim> &all,
   return chosen;
 }
 
+/// The reading a claim's line shows: the first failing one, else the first.
+const proofs::ReadingResult *shown_reading(const proofs::ClaimResult &r) {
+  for (const proofs::ReadingResult &x : r.readings)
+    if (x.verdict == proofs::Verdict::fails)
+      return &x;
+  return r.readings.empty() ? nullptr : &r.readings.front();
+}
+
+/// One claim in the result format. `as_json`: the claim as proofs::to_json writes it (its
+/// source, quote, statement and every reading), kept as the result's details.
+reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
+                          const nlohmann::json &as_json) {
+  const proofs::Claim &c = *cr.claim;
+  reports::Result r;
+  r.id = c.id;
+  r.kind = "claim";
+  r.property = c.source.file + (c.source.section.empty() ? "" : ", " + c.source.section) +
+               (c.source.equation.empty() ? "" : ", " + c.source.equation);
+  r.verdict = cr.verdict == proofs::Verdict::holds   ? reports::Verdict::holds
+              : cr.verdict == proofs::Verdict::fails ? reports::Verdict::fails
+                                                     : reports::Verdict::ambiguous;
+  r.cases = static_cast<std::size_t>(o.engine.points);
+  r.failures = cr.verdict == proofs::Verdict::fails ? 1 : 0;
+  double error = 0;
+  for (const proofs::ReadingResult &x : cr.readings)
+    error = std::max(error, x.max_rel_error);
+  r.worst_error = error;
+  r.digits = error > 0 ? -std::log10(error) : std::numeric_limits<double>::infinity();
+  const proofs::ReadingResult *shown = shown_reading(cr);
+  r.replay.seed = proofs::claim_seed(c.id, o.engine.seed);
+  if (shown) {
+    r.scalar = shown->method;
+    r.output = cr.readings.size() > 1 ? shown->name : "";
+    if (shown->method == "exact rational") {
+      r.allowed_error = 0.0; // exact: equal or not
+    } else if (shown->threshold > 0) {
+      r.allowed_error = shown->threshold;
+      r.error_over_allowed = shown->max_rel_error / shown->threshold;
+    }
+    if (shown->counterexample) {
+      const proofs::Counterexample &ce = *shown->counterexample;
+      r.replay.seed = ce.seed;
+      r.replay.case_description =
+          fmt::format("T={} K={} V={} C={}", ce.sizes.T, ce.sizes.K, ce.sizes.V, ce.sizes.C) +
+          (ce.note.empty() ? "" : " (" + ce.note + ")");
+    }
+  }
+  r.replay.command = fmt::format("ruleproof claims --claim {} --seed {} --points {} "
+                                 "--mpfr-digits {}",
+                                 c.id, o.engine.seed, o.engine.points, o.engine.mpfr_digits);
+  r.details = as_json;
+  if (!cr.problem.empty())
+    r.details["problem"] = cr.problem;
+  return r;
+}
+
 int run_claims(const ClaimsOptions &o) {
   const std::vector<proofs::Claim> all = proofs::notes::all_claims();
-  const std::vector<const proofs::Claim *> chosen = select(all, o);
+  const std::vector<const proofs::Claim *> every = select(all, o);
+  const auto shard = parse_shard(o.shard);
+  reports::Run run = reports::start_run("claims");
+  run.seed = o.engine.seed;
+  run.shard = shard;
+  std::vector<const proofs::Claim *> chosen; // a shard decides every n-th claim
+  for (std::size_t k = 0; k < every.size(); ++k)
+    if (in_shard(shard, k))
+      chosen.push_back(every[k]);
   const bool have_notes = std::filesystem::is_directory(o.seeds);
   if (!have_notes)
     fmt::print(stderr, "ruleproof claims: no seed notes at {}: quotes not checked (--seeds)\n",
                o.seeds);
   const std::vector<std::string> problems =
-      proofs::registry_problems(chosen, all, o.seeds, have_notes);
+      proofs::registry_problems(every, all, o.seeds, have_notes);
   fmt::print(stderr, "ruleproof claims: deciding {} claims on {} threads (seed {})\n",
              chosen.size(), o.threads, o.engine.seed);
-  const auto results =
-      proofs::decide_all(chosen, o.engine, o.threads, [](std::size_t done, std::size_t total) {
-        if (done % 10 == 0 || done == total)
-          fmt::print(stderr, "  {}/{} decided\n", done, total);
-      });
+  reports::Progress progress("ruleproof claims: decided", chosen.size(),
+                             reports::progress_wanted(stderr));
+  const auto results = proofs::decide_all(chosen, o.engine, o.threads,
+                                          [&](std::size_t, std::size_t) { progress.advance(); });
+  progress.finish();
   std::cout << proofs::table(results);
   for (const std::string &p : problems)
     fmt::print("registry problem: {}\n", p);
   const std::filesystem::path out(o.out);
-  reports::write_file_atomically(out / "claims.json", proofs::to_json(results, o.engine).dump(2));
+  const nlohmann::json as_json = proofs::to_json(results, o.engine);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    run.results.push_back(result_of(results[i], o, as_json["claims"][i]));
+  run.details = {{"points", o.engine.points},
+                 {"mpfr_digits", o.engine.mpfr_digits},
+                 {"registry_problems", problems}};
   reports::write_file_atomically(out / "claims.md", proofs::to_markdown(results, o.engine));
+  write_report(run, (out / "claims.json").string(), o.summary);
   fmt::print("wrote {} and {}\n", (out / "claims.json").string(), (out / "claims.md").string());
   const bool sound =
       problems.empty() &&
@@ -105,8 +179,12 @@ void add_claims_command(CLI::App &app, int &status) {
       ->capture_default_str();
   sub->add_option("--seeds", opt->seeds, "folder of the seed notes, for checking the quotes")
       ->capture_default_str();
-  sub->add_option("--out", opt->out, "folder for claims.json and claims.md")->capture_default_str();
+  sub->add_option("--out", opt->out,
+                  "folder for claims.json (the result format), claims.summary.md and claims.md")
+      ->capture_default_str();
   sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  add_summary_option(sub, opt->summary);
+  add_shard_option(sub, opt->shard, "claims");
   sub->callback([opt, &status] { status = run_claims(*opt); });
 }
 

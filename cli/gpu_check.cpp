@@ -2,7 +2,8 @@
 // causality, varlen against each sequence alone) on fixed cases (every K, V in {64, 128},
 // ragged T, a varlen batch with empty sequences) and on random cases drawn from the
 // generators of gpu/check_gen.hpp with seeds derived from --seed; a failing random case is
-// shrunk through the generator. Writes reports/out/gpu_check.json and .md.
+// shrunk through the generator. Writes reports/out/gpu_check.json (the result format of
+// reports/result.hpp), its summary, and gpu_check.md (every output's worst errors).
 #include "gpu_check.hpp"
 
 #include <algorithm>
@@ -22,7 +23,9 @@
 #include "exit_codes.hpp"
 #include "gpu/check_gen.hpp"
 #include "gpu/device.hpp"
+#include "report_output.hpp"
 #include "reports/atomic_write.hpp"
+#include "reports/progress.hpp"
 
 namespace ruleproof::cli {
 
@@ -37,6 +40,7 @@ struct GpuCheckOptions {
   std::size_t cases = 6;
   std::uint64_t seed = 1;
   std::string out = "reports/out/gpu_check.json";
+  std::string summary;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool require_gpu = false;
   std::size_t shrink = 20; ///< checks spent shrinking each failing random case
@@ -163,20 +167,96 @@ struct OutputRow {
 
 std::string number(double x) { return fmt::format("{:.3g}", x); }
 
+/// The shape of an output whose layout is flash-linear-attention's, from its element count:
+/// states [N, H, K, V], the rest [B, T, H, X]; empty for the stages.
+std::vector<std::size_t> shape_of(const Case &c, const Verdict &v) {
+  if (v.output == "final_state" || v.output == "dh0")
+    return {c.sequences(), c.H, c.K, c.V};
+  const std::size_t rows = c.B * c.T * c.H;
+  const bool known = v.output == "o" || v.output == "dq" || v.output == "dk" || v.output == "dv" ||
+                     v.output == "dg" || v.output == "dbeta";
+  if (!known || rows == 0 || v.elements % rows != 0)
+    return {};
+  return {c.B, c.T, c.H, v.elements / rows};
+}
+
+/// The result format's entries: one per rule, type, check and output (every case's verdict on
+/// that output; the worst case kept, failing ones first), one per rule, type and bitwise check
+/// (causality, varlen), and an "error" entry where a check threw.
+std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuCheckOptions &opt) {
+  std::map<std::string, reports::Result> by_id;
+  const auto add = [&](const Job &j, const std::string &output, bool holds, double ratio,
+                       const Verdict *v) {
+    const std::string rule = rule_name(j.c.rule), type = gpu::dtype_name(j.c.storage);
+    const std::string id = rule + "/" + type + "/" + name_of(j.kind) + "/" + output;
+    reports::Result &r = by_id[id];
+    if (r.id.empty()) {
+      r.id = id, r.kind = "kernel", r.rule = rule, r.scalar = type;
+      r.property = name_of(j.kind), r.output = output;
+      r.replay.command =
+          fmt::format("ruleproof gpu-check --rule {} --dtype {} --cases {} --seed {}", rule, type,
+                      opt.cases, opt.seed);
+    }
+    ++r.cases;
+    const bool first_failure = !holds && r.failures++ == 0;
+    const double shown = r.error_over_allowed.value_or(-1);
+    if (!(first_failure || (holds == (r.failures == 0) && (ratio > shown || r.cases == 1))))
+      return;
+    r.verdict = r.failures ? reports::Verdict::fails : reports::Verdict::holds;
+    r.replay.seed = j.random ? j.rc_seed : j.c.seed;
+    r.replay.case_description = j.c.describe();
+    r.details = {{"random_case", j.random}};
+    if (!j.error.empty())
+      r.details["error"] = j.error;
+    else if (!holds && !v)
+      r.details["result"] = j.result.summary();
+    if (!v)
+      return;
+    r.worst_error = v->finite ? v->kernel_error : std::numeric_limits<double>::quiet_NaN();
+    r.allowed_error = v->allowed;
+    r.error_over_allowed = ratio;
+    r.digits.reset();
+    if (v->finite && v->kernel_error > 0 && v->truth_max > 0)
+      r.digits = -std::log10(v->kernel_error / v->truth_max);
+    const std::vector<std::size_t> shape = shape_of(j.c, *v);
+    r.where = reports::where_in(v->output,
+                                shape.empty() ? std::vector<std::size_t>{}
+                                              : reports::unravel(v->worst_index, shape),
+                                v->summary());
+    r.details["twin_error"] = v->twin_error;
+    r.details["floor"] = v->floor;
+  };
+  for (const Job &j : jobs) {
+    for (const Verdict &v : j.result.verdicts)
+      add(j, v.output, v.holds(), v.ratio(), &v);
+    const bool any_failing_verdict = std::any_of(j.result.verdicts.begin(), j.result.verdicts.end(),
+                                                 [](const Verdict &v) { return !v.holds(); });
+    if (!j.error.empty())
+      add(j, "error", false, std::numeric_limits<double>::infinity(), nullptr);
+    else if (j.result.verdicts.empty() || (!j.holds() && !any_failing_verdict))
+      add(j, "bitwise", j.holds(), j.holds() ? 0 : std::numeric_limits<double>::infinity(),
+          nullptr);
+  }
+  std::vector<reports::Result> results;
+  for (auto &[id, r] : by_id)
+    results.push_back(std::move(r));
+  return results;
+}
+
 int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   const gpu::DeviceInfo device = gpu::query_device();
   fmt::print("GPU: {}\n", device.description);
-  nlohmann::json doc = {{"tool", "ruleproof gpu-check"},       {"command", command},
-                        {"gpu", device.description},           {"seed", opt.seed},
-                        {"random_cases_per_check", opt.cases}, {"twin_factor", twin_factor}};
+  reports::Run run = reports::start_run("gpu-check");
+  run.seed = opt.seed;
+  run.machine.gpu = device.description;
+  run.details = {{"random_cases_per_check", opt.cases}, {"twin_factor", twin_factor}};
   const std::filesystem::path json_path(opt.out);
   std::filesystem::path md_path = json_path;
   md_path.replace_extension(".md");
   if (!device.available) {
     fmt::print("GPU checks skipped: no Hopper GPU ({})\n", device.description);
-    doc["holds"] = nullptr;
-    doc["skipped"] = "no Hopper GPU: " + device.description;
-    reports::write_file_atomically(json_path, doc.dump(2) + '\n');
+    run.skipped = "no Hopper GPU: " + device.description;
+    write_report(run, opt.out, opt.summary);
     reports::write_file_atomically(md_path, "# ruleproof gpu-check\n\nCommand: `" + command +
                                                 "`\n\nSkipped: no Hopper GPU (" +
                                                 device.description + ").\n");
@@ -211,6 +291,8 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
              jobs.size(), opt.cases, opt.seed, opt.threads, twin_factor);
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex print_lock;
+  reports::Progress progress("ruleproof gpu-check: checks", jobs.size(),
+                             reports::progress_wanted(stderr));
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < std::min<std::size_t>(opt.threads, jobs.size()); ++w)
     pool.emplace_back([&] {
@@ -219,13 +301,16 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
         const std::size_t n = ++done;
         if (!jobs[i].holds()) {
           std::lock_guard<std::mutex> lock(print_lock);
+          progress.finish();
           fmt::print("  [{}/{}] FAILS: {} {}\n", n, jobs.size(), name_of(jobs[i].kind),
                      jobs[i].c.describe());
         }
+        progress.advance();
       }
     });
   for (std::thread &t : pool)
     t.join();
+  progress.finish();
 
   // Shrink the first failing random case of each check kind, rule and type, in parallel.
   std::map<std::string, Job> shrunk;
@@ -296,7 +381,6 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
         "dg over the rows). Errors below are max |x - truth| / max |truth| over the cases.\n\n"
      << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
         "error / allowed |\n|---|---|---|---|---|---|---|---|\n";
-  nlohmann::json outputs_json = nlohmann::json::array();
   for (const auto &[key, o] : outputs) {
     std::istringstream parts(key);
     std::string rule, type, output;
@@ -304,19 +388,8 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
     md << "| " << rule << " | " << type << " | " << output << " | " << o.cases << " | "
        << o.failures << " | " << number(o.kernel_rel) << " | " << number(o.twin_rel) << " | "
        << number(o.ratio) << " |\n";
-    outputs_json.push_back(
-        {{"rule", rule},
-         {"type", type},
-         {"output", output},
-         {"judged", o.cases},
-         {"failures", o.failures},
-         {"kernel_relative_error", o.kernel_rel},
-         {"twin_relative_error", o.twin_rel},
-         {"worst_error_over_allowed",
-          std::isinf(o.ratio) ? nlohmann::json("inf") : nlohmann::json(o.ratio)}});
   }
   md << "\n| rule | type | check | cases | fail |\n|---|---|---|---|---|\n";
-  nlohmann::json checks_json = nlohmann::json::array();
   fmt::print("\n{:<16} {:<5} {:<10} {:>6} {:>5}\n", "rule", "type", "check", "cases", "fail");
   for (const auto &[key, row] : checks) {
     std::istringstream parts(key);
@@ -325,12 +398,6 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
     md << "| " << rule << " | " << type << " | " << check << " | " << row.cases << " | "
        << row.failures << " |\n";
     fmt::print("{:<16} {:<5} {:<10} {:>6} {:>5}\n", rule, type, check, row.cases, row.failures);
-    checks_json.push_back({{"rule", rule},
-                           {"type", type},
-                           {"check", check},
-                           {"cases", row.cases},
-                           {"failures", row.failures},
-                           {"holds", row.failures == 0}});
   }
   fmt::print("\n{:<16} {:<5} {:<12} {:>7} {:>5} {:>11} {:>11} {:>9}\n", "rule", "type", "output",
              "judged", "fail", "kernel_rel", "twin_rel", "ratio");
@@ -352,12 +419,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
       md << "- smallest failing case found for " << s["check"].get<std::string>() << ": `"
          << s["smallest_case"].get<std::string>() << "`\n";
   }
-  doc["holds"] = all_hold;
-  doc["checks"] = checks_json;
-  doc["outputs"] = outputs_json;
-  doc["failures"] = failures;
-  doc["shrunk"] = shrunk_json;
-  reports::write_file_atomically(json_path, doc.dump(2) + '\n');
+  run.results = results_of(jobs, opt);
+  run.details["shrunk"] = shrunk_json;
+  write_report(run, opt.out, opt.summary);
   reports::write_file_atomically(md_path, md.str());
   fmt::print(stderr, "ruleproof gpu-check: wrote {} and {}\n", json_path.string(),
              md_path.string());
@@ -390,6 +454,7 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
       ->capture_default_str();
   sub->add_flag("--require-gpu", opt->require_gpu, "exit 1 when no Hopper GPU is found");
+  add_summary_option(sub, opt->summary);
   sub->callback([opt, &status] {
     std::string command = "ruleproof gpu-check";
     for (const std::string &r : opt->rules)

@@ -24,7 +24,9 @@
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
 #include "reference/core/seeds.hpp"
-#include "reports/atomic_write.hpp"
+#include "report_output.hpp"
+#include "reports/progress.hpp"
+#include "reports/result.hpp"
 
 namespace ruleproof::cli {
 
@@ -37,6 +39,7 @@ struct VerifyOptions {
   std::uint64_t seed = 1;
   std::size_t cases = 50;
   std::string out = "reports/out/verify.json";
+  std::string summary, shard;
   unsigned threads = 1;
   unsigned mpfr_digits = 50;
 };
@@ -54,6 +57,8 @@ struct Row {
   double worst_rel = 0, worst_ratio = 0;
   std::string worst_where, counterexample, counterexample_where;
   std::uint64_t failing_seed = 0;
+  Measure worst;                ///< the measure of the worst case (its element, error, bound)
+  std::uint64_t worst_seed = 0; ///< that case's seed
   bool holds() const { return failures == 0; }
   double digits() const {
     return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
@@ -89,8 +94,11 @@ void record(Job &job, const Report &r, std::size_t case_index) {
     row.elements += m.elements;
     row.worst_rel = std::max(row.worst_rel, m.worst_rel);
     if (!m.holds() || m.worst_ratio > row.worst_ratio) {
-      if (row.worst_ratio < m.worst_ratio || !m.finite)
+      if (row.worst_ratio < m.worst_ratio || (!m.finite && row.worst.finite)) {
         row.worst_where = m.where;
+        row.worst = m;
+        row.worst_seed = job.seeds[case_index];
+      }
       row.worst_ratio = m.finite ? std::max(row.worst_ratio, m.worst_ratio)
                                  : std::numeric_limits<double>::infinity();
     }
@@ -135,6 +143,57 @@ std::pair<Case, std::string> shrink(const Job &job, std::uint64_t seed) {
     }
   }
   return {current.value(), report.summary()};
+}
+
+/// The command that replays one row: its rule, property and scalar, with the sweep's seed and
+/// number of cases (a case's seed depends on those only).
+std::string replay_command(const VerifyOptions &opt, const std::string &rule,
+                           const std::string &property, const std::string &scalar) {
+  std::string c = "ruleproof verify --rule " + rule + " --property " + property + " --scalar " +
+                  scalar + " --seed " + std::to_string(opt.seed) + " --cases " +
+                  std::to_string(opt.cases);
+  if (scalar == "mpfr")
+    c += " --mpfr-digits " + std::to_string(opt.mpfr_digits);
+  return c;
+}
+
+reports::Result result_of(const VerifyOptions &opt, const Row &row) {
+  reports::Result r;
+  r.id = row.rule + "/" + row.scalar + "/" + row.property + "/" + row.form + "/" + row.against;
+  r.kind = "property";
+  r.rule = row.rule, r.scalar = row.scalar, r.property = row.property, r.output = row.form;
+  r.verdict = row.holds() ? reports::Verdict::holds : reports::Verdict::fails;
+  r.cases = row.cases, r.failures = row.failures;
+  r.digits = row.digits();
+  r.error_over_allowed = row.worst_ratio;
+  if (!row.worst.tensor.empty()) {
+    r.worst_error = row.worst.worst_error;
+    r.allowed_error = row.worst.worst_bound;
+    r.where = reports::where_in(row.worst.tensor, row.worst.index, row.worst_where);
+  }
+  r.replay.command = replay_command(opt, row.rule, row.property, row.scalar);
+  r.replay.seed = row.holds() ? row.worst_seed : row.failing_seed;
+  r.replay.case_description = row.counterexample;
+  r.details = {{"against", row.against},
+               {"elements", row.elements},
+               {"worst_relative_error", row.worst_rel}};
+  if (!row.holds())
+    r.details["counterexample_result"] = row.counterexample_where;
+  return r;
+}
+
+/// A job whose check threw: it fails, with the exception's message.
+reports::Result error_result(const VerifyOptions &opt, const Job &j) {
+  reports::Result r;
+  r.rule = j.rule.name, r.scalar = name_of(j.scalar), r.property = name_of(j.property);
+  r.id = r.rule + "/" + r.scalar + "/" + r.property + "/error";
+  r.kind = "property";
+  r.output = "error";
+  r.verdict = reports::Verdict::fails;
+  r.cases = j.cases.size(), r.failures = j.cases.size();
+  r.replay.command = replay_command(opt, r.rule, r.property, r.scalar);
+  r.details = {{"error", j.error}};
+  return r;
 }
 
 std::string fmt_number(double x) {
@@ -195,7 +254,13 @@ int run_verify(const VerifyOptions &opt) {
     }
   set_check_mpfr_digits(opt.mpfr_digits);
 
-  // Draw every case first, serially (the generators are not shared across threads).
+  // Draw every case first, serially (the generators are not shared across threads). A shard
+  // keeps every n-th job (rule x scalar x property) of the whole sweep's list.
+  const auto shard = parse_shard(opt.shard);
+  reports::Run run = reports::start_run("verify");
+  run.seed = opt.seed;
+  run.shard = shard;
+  std::size_t job_index = 0;
   std::vector<Job> jobs;
   nlohmann::json not_applicable_pairs = nlohmann::json::array();
   for (Property p : properties)
@@ -213,15 +278,20 @@ int run_verify(const VerifyOptions &opt) {
       }
       for (ScalarKind s : scalars)
         if (!(s == ScalarKind::mpfr && r.name.rfind("sympow", 0) == 0)) // not instantiated
-          jobs.push_back({r, s, p, cases, seeds, {}, {}, 0});
+          if (in_shard(shard, job_index++))
+            jobs.push_back({r, s, p, cases, seeds, {}, {}, 0});
     }
 
   fmt::print(stderr,
              "ruleproof verify: {} rules x {} properties x {} scalars, {} cases each, "
-             "seed {}, {} thread(s)\n",
-             rules.size(), properties.size(), scalars.size(), opt.cases, opt.seed, opt.threads);
-  std::atomic<std::size_t> next{0}, done{0};
+             "seed {}, {} thread(s){}\n",
+             rules.size(), properties.size(), scalars.size(), opt.cases, opt.seed, opt.threads,
+             shard ? fmt::format(", shard {}/{}: {} jobs", shard->first, shard->second, jobs.size())
+                   : "");
+  std::atomic<std::size_t> next{0};
   std::mutex print_lock;
+  reports::Progress progress("ruleproof verify: jobs", jobs.size(),
+                             reports::progress_wanted(stderr));
   const auto worker = [&] {
     for (std::size_t i; (i = next++) < jobs.size();) {
       run_job(jobs[i]);
@@ -229,10 +299,13 @@ int run_verify(const VerifyOptions &opt) {
       bool ok = j.error.empty();
       for (const Row &row : j.rows)
         ok = ok && row.holds();
-      std::lock_guard<std::mutex> lock(print_lock);
-      fmt::print(stderr, "  [{}/{}] {} {} {}: {} ({:.1f} s)\n", ++done, jobs.size(), j.rule.name,
-                 name_of(j.scalar), name_of(j.property),
-                 !j.error.empty() ? "ERROR " + j.error : (ok ? "holds" : "FAILS"), j.seconds);
+      if (!ok) { // failures are printed always; the rest only as the progress line
+        std::lock_guard<std::mutex> lock(print_lock);
+        progress.finish();
+        fmt::print(stderr, "  {} {} {}: {} ({:.1f} s)\n", j.rule.name, name_of(j.scalar),
+                   name_of(j.property), !j.error.empty() ? "ERROR " + j.error : "FAILS", j.seconds);
+      }
+      progress.advance();
     }
   };
   std::vector<std::thread> pool;
@@ -241,6 +314,7 @@ int run_verify(const VerifyOptions &opt) {
   worker();
   for (auto &t : pool)
     t.join();
+  progress.finish();
 
   // Shrink failures, serially.
   for (Job &j : jobs)
@@ -255,7 +329,6 @@ int run_verify(const VerifyOptions &opt) {
 
   // The table.
   bool all_hold = true;
-  nlohmann::json results = nlohmann::json::array();
   std::size_t width = 32;
   for (const RuleInfo &r : rules)
     width = std::max(width, r.name.size());
@@ -266,11 +339,7 @@ int run_verify(const VerifyOptions &opt) {
       all_hold = false;
       fmt::print("{:<{}} {:<11} {:<67} error: {}\n", j.rule.name, width, name_of(j.scalar),
                  name_of(j.property), j.error);
-      results.push_back({{"rule", j.rule.name},
-                         {"scalar", name_of(j.scalar)},
-                         {"property", name_of(j.property)},
-                         {"holds", false},
-                         {"error", j.error}});
+      run.results.push_back(error_result(opt, j));
       continue;
     }
     for (const Row &row : j.rows) {
@@ -280,41 +349,18 @@ int run_verify(const VerifyOptions &opt) {
       fmt::print("{:<{}} {:<11} {:<67} {:<18} {:>5} {:>9} {:>9} {:>6.1f}  {}\n", row.rule, width,
                  row.scalar, row.property, row.form, row.cases, fmt_number(row.worst_rel),
                  fmt_number(row.worst_ratio), std::min(row.digits(), 99.0), verdict);
-      nlohmann::json r = {{"rule", row.rule},
-                          {"scalar", row.scalar},
-                          {"property", row.property},
-                          {"form", row.form},
-                          {"against", row.against},
-                          {"cases", row.cases},
-                          {"failures", row.failures},
-                          {"elements", row.elements},
-                          {"worst_relative_error", row.worst_rel},
-                          {"worst_error_over_bound", std::isinf(row.worst_ratio)
-                                                         ? nlohmann::json("inf")
-                                                         : nlohmann::json(row.worst_ratio)},
-                          {"digits", std::isinf(row.digits()) ? nlohmann::json("all")
-                                                              : nlohmann::json(row.digits())},
-                          {"worst", row.worst_where},
-                          {"holds", row.holds()}};
-      if (!row.holds()) {
-        r["failing_case_seed"] = row.failing_seed;
-        r["counterexample"] = row.counterexample;
-        r["counterexample_result"] = row.counterexample_where;
+      if (!row.holds())
         fmt::print("    counterexample: {}\n    {}", row.counterexample, row.counterexample_where);
-      }
-      results.push_back(r);
+      run.results.push_back(result_of(opt, row));
     }
   }
   // GPU kernels are checked only where a Hopper GPU is present; say which, or why none.
   const gpu::DeviceInfo device = gpu::query_device();
   fmt::print("GPU: {}\n", device.description);
-  const nlohmann::json doc = {{"tool", "ruleproof verify"},
-                              {"gpu", device.description},
-                              {"seed", opt.seed},
-                              {"cases", opt.cases},
-                              {"holds", all_hold},
-                              {"results", results},
-                              {"not_applicable", not_applicable_pairs}};
+  run.machine.gpu = device.description;
+  run.details = {{"cases", opt.cases},
+                 {"mpfr_digits", opt.mpfr_digits},
+                 {"not_applicable", not_applicable_pairs}};
   std::map<std::string, std::vector<std::string>> by_reason; // one line per reason
   for (const auto &na : not_applicable_pairs)
     by_reason[na["why"].get<std::string>() + ": " + na["property"].get<std::string>()].push_back(
@@ -327,13 +373,7 @@ int run_verify(const VerifyOptions &opt) {
                names.size() <= 6 ? list
                                  : std::to_string(names.size()) + " rules (listed in the JSON)");
   }
-  try {
-    reports::write_file_atomically(opt.out, doc.dump(2) + '\n');
-    fmt::print(stderr, "ruleproof verify: wrote {}\n", opt.out);
-  } catch (const std::exception &e) {
-    fmt::print(stderr, "ruleproof verify: {}\n", e.what());
-    return 1;
-  }
+  write_report(run, opt.out, opt.summary);
   fmt::print("{}\n", all_hold ? "every property holds" : "a property FAILS");
   return all_hold ? 0 : 1;
 }
@@ -357,6 +397,8 @@ void add_verify_command(CLI::App &app, int &status) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--out", opt->out, "JSON report path");
   sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  add_summary_option(sub, opt->summary);
+  add_shard_option(sub, opt->shard, "jobs (rule x scalar x property)");
   sub->callback([opt, &status] { status = run_verify(*opt); });
 }
 

@@ -1,0 +1,55 @@
+# verify and claims run in shards (--shard i/n), joined by ruleproof merge, equal the whole
+# run but for the timing fields; merge refuses an incomplete set. RULEPROOF, OUT (a folder).
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+
+function(ruleproof expected)
+  execute_process(COMMAND "${RULEPROOF}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT code EQUAL expected)
+    message(FATAL_ERROR "ruleproof ${ARGN}: exit ${code}, expected ${expected}\n${out}\n${err}")
+  endif()
+endfunction()
+
+function(without_timing file result)
+  file(READ "${file}" doc)
+  foreach(field started finished seconds)
+    string(JSON doc REMOVE "${doc}" ${field})
+  endforeach()
+  set(${result} "${doc}" PARENT_SCOPE)
+endfunction()
+
+function(same_as_whole whole merged)
+  without_timing("${whole}" a)
+  without_timing("${merged}" b)
+  if(NOT a STREQUAL b)
+    file(WRITE "${merged}.compared" "${b}")
+    file(WRITE "${whole}.compared" "${a}")
+    execute_process(COMMAND diff "${whole}.compared" "${merged}.compared" OUTPUT_VARIABLE d)
+    message(FATAL_ERROR "${merged} differs from ${whole}:\n${d}")
+  endif()
+endfunction()
+
+set(verify verify --rule gla --rule kda --property chunkwise_and_parallel_equal_recurrent_any_chunk_size
+       --property two_halves_with_carried_state_equal_one_run
+    --scalar double --cases 2)
+ruleproof(0 ${verify} --out "${OUT}/whole.json")
+foreach(i 1 2 3)
+  ruleproof(0 ${verify} --shard ${i}/3 --out "${OUT}/shard${i}.json")
+endforeach()
+ruleproof(0 merge "${OUT}/shard3.json" "${OUT}/shard1.json" "${OUT}/shard2.json"
+          --out "${OUT}/merged.json")
+same_as_whole("${OUT}/whole.json" "${OUT}/merged.json")
+ruleproof(2 merge "${OUT}/shard1.json" "${OUT}/shard2.json" --out "${OUT}/incomplete.json")
+if(EXISTS "${OUT}/incomplete.json")
+  message(FATAL_ERROR "merge wrote a report from an incomplete set of shards")
+endif()
+
+set(claims claims --note 002 --threads 1)
+ruleproof(0 ${claims} --out "${OUT}/claims_whole")
+foreach(i 1 2)
+  ruleproof(0 ${claims} --shard ${i}/2 --out "${OUT}/claims_${i}")
+endforeach()
+ruleproof(0 merge "${OUT}/claims_1/claims.json" "${OUT}/claims_2/claims.json"
+          --out "${OUT}/claims_merged.json")
+same_as_whole("${OUT}/claims_whole/claims.json" "${OUT}/claims_merged.json")
