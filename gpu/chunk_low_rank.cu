@@ -69,7 +69,7 @@ namespace ruleproof::gpu::detail {
 
 namespace {
 
-/// An fp32 state read from an input (h0) or carried between layouts (the transposes).
+/// An fp32 state carried between layouts (the transposes of gated_oja's states).
 __device__ inline float load_state(const float *x, long i) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, states read in bf16
   return __bfloat162float(__float2bfloat16_rn(x[i]));
@@ -91,7 +91,12 @@ __device__ inline float engine_d(const In *a_fla, int r, int h, int c, const Chu
 /// gx: g_cum of the row above r inside its chunk (which starts at bos), 0 on the first row.
 __device__ inline float gate_excl(const float *g_cum, int r, int bos, int h, int c,
                                   const ChunkDims &d) {
-  return r > bos ? gate(g_cum, r - 1, h, c, d) : 0.0f;
+  const float gx = r > bos ? gate(g_cum, r - 1, h, c, d) : 0.0f;
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, gx kept in bf16
+  return __bfloat162float(__float2bfloat16_rn(gx));
+#else
+  return gx;
+#endif
 }
 
 // ---------------------------------------------------------------------------------------
@@ -121,7 +126,7 @@ __global__ void chunk_dplr_fwd_wy_kernel(const In *q, const In *k, const In *v, 
         qa += q_i * a_j * r;
         if (j < i) {
           const float x = engine_d(a_fla, ri, hd, col, d) *
-                          expf(gate(g_cum, ri - 1, hd, col, d) - gate(g_cum, rj, hd, col, d));
+                          expf(gate_excl(g_cum, ri, bos, hd, col, d) - gate(g_cum, rj, hd, col, d));
           ba += x * a_j;
           bk += x * k_j;
         }
@@ -173,7 +178,8 @@ __global__ void chunk_dplr_fwd_wy_kernel(const In *q, const In *k, const In *v, 
 // chunks in order, keeping K x BV entries of the state in registers (entry e = tid + m THREADS
 // is row e / BV, column e % BV of the tile), as chunk_delta.cu's chunk_delta_fwd_h does; v2
 // reads the chunk's start state back from h[c], just written by the block. The decayed rows
-// k . e^{gl - g}, then a . e^{gl - g}, take turns in one tile.
+// k . e^{gl - g}, then a . e^{gl - g}, take turns in one tile (detail/chunk_device.cuh:
+// read_state_tile, write_state_tile, decay_and_add).
 template <class In>
 __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fla, const float *w,
                                         const float *c_in, const float *g_cum, const float *h0,
@@ -185,20 +191,11 @@ __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fl
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
   const int entries = d.K * BV;
   float state[STATE_PER_THREAD];
-#pragma unroll
-  for (int m = 0; m < STATE_PER_THREAD; ++m) {
-    const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-    state[m] = (e < entries && h0) ? load_state(h0, at_state(n, hd, i, v0 + j, d)) : 0.0f;
-  }
+  read_state_tile(state, h0, n, hd, v0, d);
   for (int c = t.seq_first_chunk[n]; c < t.seq_first_chunk[n + 1]; ++c) {
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // the state at the chunk's start
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        h[at_state(c, hd, i, v0 + j, d)] = state[m];
-    }
+    write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
     __syncthreads(); // h[c] is visible to the block; the previous chunk's tiles are not read
     for (int e = tid; e < rows.n * BV; e += THREADS) { // v2 = c - w h
       const int r = e / BV, j = e % BV;
@@ -216,16 +213,8 @@ __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fl
                         expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
     }
     __syncthreads();
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) { // Diag(e^gl) h + (k . e^{gl - g})^T v
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries) {
-        float kv = 0;
-        for (int r = 0; r < rows.n; ++r)
-          kv += decayed[r][i] * v_tile[r][j];
-        state[m] = expf(gate(g_cum, last, hd, i, d)) * state[m] + kv;
-      }
-    }
+    // Diag(e^gl) h + (k . e^{gl - g})^T v
+    decay_and_add(state, decayed, v_tile, rows.n, g_cum, last, hd, d);
     __syncthreads(); // every thread is done with the decayed keys
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
@@ -244,14 +233,7 @@ __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fl
       }
     }
   }
-  if (ht) {
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS, i = e / BV, j = e % BV;
-      if (e < entries)
-        ht[at_state(n, hd, i, v0 + j, d)] = state[m];
-    }
-  }
+  write_state_tile(state, ht, n, hd, v0, d);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -411,8 +393,8 @@ chunk_dplr_bwd_dqk_kernel(const In *q, const In *k, const In *v, const In *a_fla
     }
     float dk_b = 0, da_b = 0; // sum_{m>i} dA_bk_mi d_mc Rx_mic, dA_ba_mi d_mc Rx_mic
     for (int m = i + 1; m < n; ++m) {
-      const float dR =
-          engine_d(a_fla, bos + m, hd, col, d) * expf(gate(g_cum, bos + m - 1, hd, col, d) - g_i);
+      const float dR = engine_d(a_fla, bos + m, hd, col, d) *
+                       expf(gate_excl(g_cum, bos + m, bos, hd, col, d) - g_i);
       dk_b += dA_bk[m][i] * dR;
       da_b += dA_ba[at_score(bos + m, hd, i, d)] * dR;
     }

@@ -307,7 +307,8 @@ TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
           RC_LOG() << "beta in bf16:\n" << summary(v5);
           RC_ASSERT(!all_hold(v5));
         }
-        { // 6. the initial state read as bf16 (fp32 input): chunk_low_rank.cu's planted bug
+        { // 6. the initial state read as bf16 (fp32 input; chunk_low_rank.cu's planted bug
+          // reads gated_oja's so)
           Inputs<float> h0_bf16 = d.in;
           h0_bf16.h0 = rounded(DType::bf16, h0_bf16.h0);
           const auto v6 = judge_all(c, ref, reference_in_fp32(c, h0_bf16, d.ct, d.opts));
