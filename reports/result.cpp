@@ -477,7 +477,7 @@ std::string where_words(const Result &r) {
 }
 
 std::string what_words(const Result &r) {
-  std::string s = r.rule.empty() ? "" : "`" + r.rule + "` ";
+  std::string s = "`" + (r.rule.empty() ? r.id : r.rule) + "` "; // a claim: its id
   s += r.scalar + " " + r.property;
   if (!r.output.empty())
     s += " / " + r.output;
@@ -487,7 +487,8 @@ std::string what_words(const Result &r) {
 std::string replay_words(const Result &r) {
   std::string s = "`" + r.replay.command + "`";
   if (r.replay.seed)
-    s += " (case seed " + std::to_string(*r.replay.seed) + ")";
+    s += " (case seed " + std::to_string(*r.replay.seed) +
+         (r.replay.case_description.empty() ? "" : ": " + r.replay.case_description) + ")";
   return s;
 }
 

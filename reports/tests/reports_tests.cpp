@@ -138,11 +138,15 @@ TEST_CASE("the summary says what fails, where, by how much and how to replay it"
   CHECK_THAT(md, Catch::Contains("`o[0, 5, 1, 3]` (batch 0, t = 5, head 1)"));
   CHECK_THAT(md, Catch::Contains("3e-12 | 1e-15 | 3e+03"));
   CHECK_THAT(md, Catch::Contains("**NaN**"));
-  CHECK_THAT(md, Catch::Contains("`ruleproof verify --rule gla --seed 1` (case seed 42)"));
+  CHECK_THAT(md, Catch::Contains("`ruleproof verify --rule gla --seed 1` (case seed 42: T=9)"));
   CHECK_THAT(md, Catch::Contains("Holding results nearest their limit"));
   // NaN first: the worst is listed first.
   CHECK(md.find("**NaN**") < md.find("3e+03"));
   CHECK(summary_path_for("out/verify.json") == "out/verify.summary.md");
+  Result claim = result("003.step2", Verdict::fails, 0.5, 0);
+  claim.kind = "claim", claim.rule = "", claim.scalar = "exact rational";
+  claim.property = "003.txt, step 2";
+  CHECK_THAT(summary_markdown(run_of({claim})), Catch::Contains("| `003.step2` exact rational"));
 }
 
 TEST_CASE("the command line recorded leaves out output paths and the shard", "[format]") {
