@@ -37,7 +37,9 @@
 //   scalar gate).
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
                                    // chunk_rows, chunk_scores, chunk_fwd_o_kernel, check_sync,
-                                   // state_grid, C, MAX_K, BV, THREADS, STATE_PER_THREAD
+                                   // state_grid, C, MAX_K, BV, THREADS, STATE_PER_THREAD,
+                                   // solve_tril, read_state_tile, write_state_tile,
+                                   // decay_and_add, KeySlices
 #include "detail/delta_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -86,17 +88,7 @@ __global__ void chunk_wy_fwd_kernel(const In *k, const In *v, const float *beta,
       A0_out[at_score(rows.bos + i, hd, j, d)] = a;
   }
   __syncthreads();
-  // solve_tril, (I + A0) A = I: column j of A needs column j alone, A_ij = -sum_{j<=m<i}
-  // A0_im A_mj from the top down, so each thread solves one column.
-  if (threadIdx.x < rows.n) {
-    const int j = threadIdx.x;
-    for (int i = j + 1; i < rows.n; ++i) {
-      float acc = 0;
-      for (int m = j; m < i; ++m)
-        acc += A0[i][m] * A[m][j];
-      A[i][j] = -acc;
-    }
-  }
+  solve_tril(A0, A, rows.n); // (I + A0) A = I
   __syncthreads();
   for (int e = threadIdx.x; e < rows.n * C; e += blockDim.x)
     A_out[at_score(rows.bos + e / C, hd, e % C, d)] = A[e / C][e % C];
