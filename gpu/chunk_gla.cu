@@ -36,7 +36,9 @@
 //   dG = q . dq - k . dk, dg = its reverse cumulative sum over the sequence, with
 //        rowsum(S_T . dS_T) added at the last row (summed over keys for a scalar gate).
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, gate, chunk_rows,
-                                   // chunk_scores, chunk_fwd_o_kernel, check_sync, state_grid
+                                   // chunk_scores, chunk_fwd_o_kernel, check_sync, check_status,
+                                   // state_grid, read_state_tile, write_state_tile,
+                                   // decay_and_add, KeySlices, KS
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu::detail {
