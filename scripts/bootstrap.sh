@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
-          librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev)
+          librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
