@@ -40,12 +40,19 @@ fail_table() {
   exit 2
 }
 
-# The committed tree, extracted once per commit; a file left mutated by an interrupted run is
-# put back from git (only when it differs, so nothing else is rebuilt).
+# The committed tree: a file is copied only where it differs from the copy's (so a later commit,
+# or a file left mutated by an interrupted run, rebuilds only what depends on what changed).
 if [[ ! -f $src/.commit || $(cat "$src/.commit") != "$commit" ]]; then
-  rm -rf "$src"
-  mkdir -p "$src"
-  git -C "$root" archive "$commit" | tar -x -C "$src"
+  rm -rf "$work/extract"
+  mkdir -p "$work/extract" "$src"
+  git -C "$root" archive "$commit" | tar -x -C "$work/extract"
+  (cd "$work/extract" && find . -type f) | while IFS= read -r f; do
+    if ! cmp -s "$work/extract/$f" "$src/$f"; then
+      mkdir -p "$(dirname "$src/$f")"
+      cp "$work/extract/$f" "$src/$f"
+    fi
+  done
+  rm -rf "$work/extract"
   echo "$commit" >"$src/.commit"
 fi
 restore() {
@@ -161,6 +168,38 @@ if grep -v '^$\|skipped (no GPU)' <<<"$baseline" | grep -q .; then
 fi
 
 rows=() caught=0 tried=0 survivors=()
+not_run=()
+for i in "${!ids[@]}"; do
+  [[ ${where[$i]} == cpu || $gpu == ON ]] || not_run+=("| ${ids[$i]} | ${classes[$i]} | \`${files[$i]}\` | ${programs[$i]} |")
+done
+
+# The report, written again after each mutant (a run stopped early leaves what it tried).
+write_report() {
+  {
+    echo "# Mutation check"
+    echo
+    echo "Mutants caught / mutants tried: **$caught / $tried**${1:+ ($1)}."
+    echo
+    echo "Made by \`property_tests/mutation/run_mutants.sh$flag\` on $(date -u +%Y-%m-%d), commit \`${commit:0:12}\`,"
+    echo "from \`$(realpath --relative-to="$root" "$table")\`: each mutant applied alone to the"
+    echo "committed tree, built with CUDA $gpu, its test programs run with \`RC_PARAMS=$RC_PARAMS\`,"
+    echo "and \`ruleproof claims\` where the table says so (a verdict other than reports/claims.md's"
+    echo "catches it). The unmutated tree passed the same programs and claims first."
+    echo
+    echo "| mutant | fault class | file | runs on | verdict | caught by | time |"
+    echo "|---|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    if (( ${#not_run[@]} > 0 )); then
+      echo
+      echo "Not tried here: the code of these mutants runs only on a GPU (\`run_mutants.sh --gpu\` on"
+      echo "a machine with a Hopper GPU judges them):"
+      echo
+      echo "| mutant | fault class | file | programs |"
+      echo "|---|---|---|---|"
+      printf '%s\n' "${not_run[@]}"
+    fi
+  } >"$report"
+}
 for i in "${selected[@]}"; do
   id=${ids[$i]} file=${files[$i]}
   content=$(cat "$src/$file"; printf x)
@@ -195,37 +234,10 @@ for i in "${selected[@]}"; do
   by=$(sed 's/|/\\|/g' <<<"$found" | paste -sd ';' | sed 's/;/<br>/g')
   rows+=("| $id | ${classes[$i]} | \`$file\` | ${where[$i]} | $verdict | ${by:-nothing failed} | $((SECONDS - start)) s |")
   say "run_mutants: $id: $verdict${found:+ by}"$'\n'"$found"
+  write_report "stopped early: $tried of ${#selected[@]} tried"
 done
+write_report
 
-not_run=()
-for i in "${!ids[@]}"; do
-  [[ ${where[$i]} == cpu || $gpu == ON ]] || not_run+=("| ${ids[$i]} | ${classes[$i]} | \`${files[$i]}\` | ${programs[$i]} |")
-done
-
-{
-  echo "# Mutation check"
-  echo
-  echo "Mutants caught / mutants tried: **$caught / $tried**."
-  echo
-  echo "Made by \`property_tests/mutation/run_mutants.sh$flag\` on $(date -u +%Y-%m-%d), commit \`${commit:0:12}\`,"
-  echo "from \`$(realpath --relative-to="$root" "$table")\`: each mutant applied alone to the"
-  echo "committed tree, built with CUDA $gpu, its test programs run with \`RC_PARAMS=$RC_PARAMS\`,"
-  echo "and \`ruleproof claims\` where the table says so (a verdict other than reports/claims.md's"
-  echo "catches it). The unmutated tree passed the same programs and claims first."
-  echo
-  echo "| mutant | fault class | file | runs on | verdict | caught by | time |"
-  echo "|---|---|---|---|---|---|---|"
-  printf '%s\n' "${rows[@]}"
-  if (( ${#not_run[@]} > 0 )); then
-    echo
-    echo "Not tried here: the code of these mutants runs only on a GPU (\`run_mutants.sh --gpu\` on"
-    echo "a machine with a Hopper GPU judges them):"
-    echo
-    echo "| mutant | fault class | file | programs |"
-    echo "|---|---|---|---|"
-    printf '%s\n' "${not_run[@]}"
-  fi
-} >"$report"
 say "run_mutants: mutants caught / mutants tried: $caught / $tried; report: $report"
 if (( ${#survivors[@]} > 0 )); then
   say "run_mutants: survived: ${survivors[*]}"
