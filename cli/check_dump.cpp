@@ -12,6 +12,7 @@
 
 #include "exit_codes.hpp"
 #include "gpu/twin.hpp"
+#include "option_checks.hpp"
 #include "reference/core/float128.hpp"
 #include "report_output.hpp"
 #include "reports/result.hpp"
@@ -45,7 +46,8 @@ void expect_shape(const std::string &name, const Tensor<float> &kernel, const Sh
 
 } // namespace
 
-std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
+std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
+                                std::vector<reports::ErrorProfile> *profiles) {
   const DType t = storage_of(d.storage);
   std::vector<Verdict> verdicts;
   gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
@@ -55,8 +57,20 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d) {
     if (kernel.empty())
       return;
     expect_shape(name, kernel, truth.shape());
-    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, gpu::to_double_tensor(truth),
+    const Tensor<double> truth_double = gpu::to_double_tensor(truth);
+    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, truth_double,
                                          gpu::check::summed_terms(sizes, name)));
+    const bool along_time = reports::where_in(name, {0, 0, 0}).time.has_value(); // not a state
+    if (profiles && along_time)
+      for (const auto &[what, computed] :
+           {std::pair{"kernel", &kernel}, std::pair{"twin", &twin}}) {
+        reports::ErrorProfile p =
+            reports::error_profile(*computed, truth_double, gpu::kernel_chunk_size);
+        p.rule = gpu::rule_name(rule), p.output = name, p.scalar = gpu::dtype_name(stored);
+        p.compared = std::string(what) + " vs the float128 truth on the dump's inputs";
+        p.case_text = name + " " + shape_string(kernel.shape());
+        profiles->push_back(std::move(p));
+      }
   };
   const Inputs<float128> in128 = gpu::widen(d.in);
   const gpu::StagedForward<float> twin = gpu::twin_forward(rule, t, d.in, d.opts);
@@ -83,16 +97,21 @@ struct CheckDumpArgs {
 };
 
 int check_dump(const CheckDumpArgs &a) {
+  expect_report_writable(a.out, a.summary);
   const KernelRule rule = kernel_rule_of(a.rule);
   const KernelDump<float> dump = read_kernel_dump<float>(a.file);
   fmt::print("ruleproof check-dump: {} as {} ({} storage{})\n", a.file, a.rule,
              io::to_string(dump.storage), dump.backward ? ", forward and backward" : "");
-  const std::vector<Verdict> verdicts = judge_dump(rule, dump);
+  std::vector<reports::ErrorProfile> profiles;
+  const std::vector<Verdict> verdicts = judge_dump(rule, dump, &profiles);
   reports::Run run = reports::start_run("check-dump");
   run.details = {{"file", a.file},
                  {"storage", io::to_string(dump.storage)},
                  {"twin_factor", gpu::check::twin_factor},
-                 {"backward", dump.backward}};
+                 {"backward", dump.backward},
+                 {"profiles", nlohmann::json::array()}};
+  for (const reports::ErrorProfile &p : profiles)
+    run.details["profiles"].push_back(reports::to_json(p));
   const std::map<std::string, const Tensor<float> *> tensors{
       {"o", &dump.out.o},           {"final_state", &dump.out.final_state},
       {"dq", &dump.grads.dq},       {"dk", &dump.grads.dk},

@@ -11,11 +11,15 @@
 
 #include "gpu/check.hpp"
 #include "kernel_dump.hpp"
+#include "reports/profile.hpp"
 
 namespace ruleproof::cli {
 
-/// The verdict on each output and gradient the dump holds, for a kernel of `rule`.
-std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, const KernelDump<float> &dump);
+/// The verdict on each output and gradient the dump holds, for a kernel of `rule`; with
+/// `profiles`, also the error profiles (reports/profile.hpp) of the kernel and of the twin
+/// against the truth, for each of them laid out [B, T, H, ...].
+std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, const KernelDump<float> &dump,
+                                            std::vector<reports::ErrorProfile> *profiles = nullptr);
 
 void add_check_dump_command(CLI::App &app, int &status);
 

@@ -84,7 +84,7 @@ int run_merge(const MergeArgs &a) {
   for (const std::string &f : a.files)
     shards.push_back(reports::read_run(f));
   reports::Run merged = reports::merge_shards(shards, a.files);
-  reports::write_run(merged, a.out, a.summary);
+  write_run_and_page(merged, a.out, a.summary);
   fmt::print("merge: {} shards of ruleproof {}, {} results ({} fail); wrote {} and {}\n",
              shards.size(), merged.command, merged.results.size(),
              merged.count(reports::Verdict::fails), a.out,

@@ -8,6 +8,7 @@
 #include "exit_codes.hpp"
 #include "gate.hpp"
 #include "gpu_check.hpp"
+#include "html.hpp"
 #include "reference/core/inputs.hpp"
 #include "reports/result.hpp"
 #include "run.hpp"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   add_check_dump_command(app, status);
   add_gate_command(app, status);
   add_merge_command(app, status);
+  add_html_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success &e) {

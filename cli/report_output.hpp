@@ -1,8 +1,10 @@
 // ruleproof: what every checking command shares about its report: the --summary and --shard
-// options, and writing the run (the one result format of reports/result.hpp) with its summary.
+// options, and writing the run (the one result format of reports/result.hpp) with its summary
+// and its HTML page (reports/html.hpp).
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "reference/core/inputs.hpp"
+#include "reports/html.hpp"
 #include "reports/result.hpp"
 
 namespace ruleproof::cli {
@@ -58,12 +61,21 @@ inline bool in_shard(const std::optional<std::pair<std::size_t, std::size_t>> &s
   return !shard || k % shard->second == shard->first - 1;
 }
 
-/// Finishes the run and writes it: JSON at `json`, the summary at `summary` (or beside it).
+/// Writes a finished run: JSON at `json`, the summary at `summary` (or beside it), the HTML
+/// page beside the JSON (verify.json -> verify.html).
+inline void write_run_and_page(reports::Run &run, const std::string &json,
+                               const std::string &summary) {
+  reports::write_run(run, json, summary);
+  const std::filesystem::path page = reports::html_path_for(json);
+  reports::write_html({run}, {std::filesystem::path(json).filename().string()}, page);
+  fmt::print(stderr, "ruleproof {}: wrote {}, {} and {}\n", run.command, json,
+             summary.empty() ? reports::summary_path_for(json).string() : summary, page.string());
+}
+
+/// Finishes the run and writes it (write_run_and_page).
 inline void write_report(reports::Run &run, const std::string &json, const std::string &summary) {
   reports::finish_run(run);
-  reports::write_run(run, json, summary);
-  fmt::print(stderr, "ruleproof {}: wrote {} and {}\n", run.command, json,
-             summary.empty() ? reports::summary_path_for(json).string() : summary);
+  write_run_and_page(run, json, summary);
 }
 
 } // namespace ruleproof::cli

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
+#include "error_profiles.hpp"
 #include "gpu/device.hpp"
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
@@ -361,6 +362,10 @@ int run_verify(const VerifyOptions &opt) {
   run.details = {{"cases", opt.cases},
                  {"mpfr_digits", opt.mpfr_digits},
                  {"not_applicable", not_applicable_pairs}};
+  std::vector<std::string> rule_names;
+  for (const RuleInfo &r : rules)
+    rule_names.push_back(r.name);
+  run.details.update(kernel_error_profiles(rule_names, opt.seed));
   std::map<std::string, std::vector<std::string>> by_reason; // one line per reason
   for (const auto &na : not_applicable_pairs)
     by_reason[na["why"].get<std::string>() + ": " + na["property"].get<std::string>()].push_back(

@@ -61,8 +61,10 @@ TEST_CASE("profiles and growths in a run's details conform to the schema, and br
   Tensor<double> truth({1, 3, 2, 2}, 1.0), computed = truth;
   computed(0, 2, 1, 0) = std::numeric_limits<double>::infinity();
   ErrorProfile p = error_profile(computed, truth, 2);
-  p.rule = "gla", p.output = "o", p.compared = "twin vs truth", p.scalar = "bf16", p.case_text = "T=3";
-  const ErrorGrowth g{"gla", "o", "twin vs truth", "bf16", "H=1", {{64, 1e-3, 2.0}, {128, 2e-3, 2.5}}};
+  p.rule = "gla", p.output = "o", p.compared = "twin vs truth", p.scalar = "bf16",
+  p.case_text = "T=3";
+  const ErrorGrowth g{"gla",  "o",   "twin vs truth",
+                      "bf16", "H=1", {{64, 1e-3, 2.0}, {128, 2e-3, 2.5}}};
   Run run;
   run.command = "verify";
   run.details = {{"profiles", {to_json(p)}}, {"growth", {to_json(g)}}};
