@@ -10,11 +10,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "io/json.hpp"
 #include "reference/core/inputs.hpp"
 
 namespace ruleproof::cli {
@@ -43,6 +46,20 @@ inline double number_of(const nlohmann::json &x, const std::string &name, std::s
   throw InputError(name, "data[" + std::to_string(i) + "] is not a number: " + x.dump());
 }
 
+/// The elements of a shape, checked before anything is allocated from it: the product of its
+/// nonzero extents must not overflow (a zero extent empties the tensor, but the other extents
+/// still size the state and the loops of the rule).
+inline std::size_t checked_element_count(const Shape &shape, const std::string &name) {
+  std::size_t nonzero = 1;
+  for (const std::size_t d : shape) {
+    if (d != 0 && nonzero > std::numeric_limits<std::size_t>::max() / d)
+      throw InputError(name,
+                       "shape " + shape_string(shape) + " has more elements than fit in memory");
+    nonzero *= d == 0 ? 1 : d;
+  }
+  return element_count(shape);
+}
+
 template <Scalar S> Tensor<S> tensor_of(const nlohmann::json &file, const std::string &name) {
   if (!file.contains(name))
     return {};
@@ -58,13 +75,30 @@ template <Scalar S> Tensor<S> tensor_of(const nlohmann::json &file, const std::s
   }
   if (shape.empty())
     throw InputError(name, "shape is empty");
-  Tensor<S> x(shape);
-  if (t["data"].size() != x.size())
+  const std::size_t count = checked_element_count(shape, name);
+  if (t["data"].size() != count)
     throw InputError(name, "data has " + std::to_string(t["data"].size()) + " values, shape " +
-                               shape_string(shape) + " needs " + std::to_string(x.size()));
+                               shape_string(shape) + " needs " + std::to_string(count));
+  Tensor<S> x(shape);
   for (std::size_t i = 0; i < x.size(); ++i)
     x[i] = from_double<S>(number_of(t["data"][i], name, i));
   return x;
+}
+
+/// cu_seqlens as integers: a fraction, or a number beyond int64, is refused rather than
+/// converted (converting 1e300 to an integer is undefined).
+inline std::vector<std::int64_t> offsets_of(const nlohmann::json &x) {
+  if (!x.is_array())
+    throw InputError("cu_seqlens", "expected an array of integers, got " + x.dump());
+  std::vector<std::int64_t> cu;
+  for (const nlohmann::json &e : x) {
+    if (!e.is_number_integer() ||
+        (e.is_number_unsigned() &&
+         e.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())))
+      throw InputError("cu_seqlens", "entries must be 64-bit integers, got " + e.dump());
+    cu.push_back(e.get<std::int64_t>());
+  }
+  return cu;
 }
 
 inline Options options_of(const nlohmann::json &file) {
@@ -84,7 +118,7 @@ inline Options options_of(const nlohmann::json &file) {
       opts.chunk_size = o["chunk_size"].get<std::size_t>();
     }
     if (o.contains("cu_seqlens"))
-      opts.cu_seqlens = o["cu_seqlens"].get<std::vector<std::int64_t>>();
+      opts.cu_seqlens = offsets_of(o["cu_seqlens"]);
   } catch (const nlohmann::json::exception &e) {
     throw InputError("options", e.what());
   }
@@ -93,23 +127,19 @@ inline Options options_of(const nlohmann::json &file) {
 
 } // namespace detail
 
-/// \brief Reads and parses an input file; every problem is an InputError naming what is
-/// wrong (a missing file, JSON that does not parse, a tensor whose data and shape differ).
-template <Scalar S> InputFile<S> read_input_file(const std::filesystem::path &path) {
-  std::ifstream stream(path);
-  if (!stream)
-    throw InputError(path.string(), "cannot open the file");
-  nlohmann::json file;
-  try {
-    file = nlohmann::json::parse(stream);
-  } catch (const nlohmann::json::parse_error &e) {
-    throw InputError(path.string(), std::string("not valid JSON: ") + e.what());
-  }
+/// \brief Parses the text of an input file; every problem is an InputError naming what is
+/// wrong (JSON that does not parse, a tensor whose data and shape differ). `name` names the
+/// file in messages.
+template <Scalar S> InputFile<S> parse_input_file(std::string_view text, const std::string &name) {
+  const io::ParsedJson parsed = io::parse_json(text);
+  if (!parsed.error.empty())
+    throw InputError(name, "not valid JSON: " + parsed.error);
+  const nlohmann::json &file = parsed.value;
   if (!file.is_object())
-    throw InputError(path.string(), "expected a JSON object of named tensors");
+    throw InputError(name, "expected a JSON object of named tensors");
   for (const char *required : {"q", "k", "v"})
     if (!file.contains(required))
-      throw InputError(required, "missing from " + path.string());
+      throw InputError(required, "missing from " + name);
   InputFile<S> r;
   r.in = {detail::tensor_of<S>(file, "q"),    detail::tensor_of<S>(file, "k"),
           detail::tensor_of<S>(file, "v"),    detail::tensor_of<S>(file, "g"),
@@ -118,6 +148,17 @@ template <Scalar S> InputFile<S> read_input_file(const std::filesystem::path &pa
   r.ct = {detail::tensor_of<S>(file, "do"), detail::tensor_of<S>(file, "dht")};
   r.opts = detail::options_of(file);
   return r;
+}
+
+/// \brief Reads and parses an input file (see parse_input_file); a file that cannot be opened
+/// is an InputError too.
+template <Scalar S> InputFile<S> read_input_file(const std::filesystem::path &path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream)
+    throw InputError(path.string(), "cannot open the file");
+  const std::string text((std::istreambuf_iterator<char>(stream)),
+                         std::istreambuf_iterator<char>());
+  return parse_input_file<S>(text, path.string());
 }
 
 /// A tensor as {"shape": [...], "data": [...]}, values rounded to double.

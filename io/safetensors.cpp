@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json.hpp"
 #include "reports/atomic_write.hpp"
 
 namespace ruleproof::io {
@@ -141,9 +142,11 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string &name) {
     throw FileError(name + ": truncated: the header claims " + std::to_string(n) +
                     " bytes, the file has " + std::to_string(bytes.size() - 8) +
                     " after the length");
-  const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n), nullptr, false);
-  if (header.is_discarded() || !header.is_object())
-    throw FileError(name + ": the header is not a JSON object");
+  const ParsedJson parsed = parse_json(bytes.substr(8, n));
+  const nlohmann::json &header = parsed.value;
+  if (!parsed.error.empty() || !header.is_object())
+    throw FileError(name + ": the header is not a JSON object" +
+                    (parsed.error.empty() ? "" : " (" + parsed.error + ")"));
   const std::string_view data = bytes.substr(8 + n);
   Safetensors file;
   std::vector<Span> spans;
@@ -166,11 +169,14 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string &name) {
                               "([begin, end])");
     StoredTensor t;
     t.dtype = dtype_of(entry["dtype"].get<std::string>(), where);
-    std::uint64_t count = 1;
+    // The nonzero extents' product is checked too: a zero extent empties the tensor, but the
+    // other extents still size what is computed from it.
+    std::uint64_t count = 1, nonzero = 1;
     for (const nlohmann::json &d : entry["shape"]) {
       const std::uint64_t extent = unsigned_of(d, where + " shape entry");
-      if (extent != 0 && count > std::numeric_limits<std::uint64_t>::max() / extent)
+      if (extent != 0 && nonzero > std::numeric_limits<std::uint64_t>::max() / extent)
         throw FileError(where + ": the shape's element count overflows");
+      nonzero *= extent == 0 ? 1 : extent;
       count *= extent;
       t.shape.push_back(static_cast<std::size_t>(extent));
     }
