@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ruleproof needs (only those missing), then configures and
 # builds into build/. Safe to run again: each step does nothing when already done.
+# --tests: also the sanitizer build (build-sanitize/, AddressSanitizer and
+# UndefinedBehaviorSanitizer) and the readers' fuzz targets (build-fuzz/, clang++ and
+# libFuzzer), whose tests the main build's suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tests=false
+[ "${1:-}" = "--tests" ] && tests=true
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
           librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
+$tests && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,3 +28,9 @@ werror=OFF
 [ -n "${CI:-}" ] && werror=ON
 cmake -S . -B build -DRULEPROOF_WERROR="$werror" >/dev/null
 cmake --build build -j"$(nproc)"
+if $tests; then
+  cmake -S . -B build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror" >/dev/null
+  cmake --build build-sanitize -j"$(nproc)"
+  CXX=clang++ cmake -S . -B build-fuzz -DRULEPROOF_FUZZ=ON -DRULEPROOF_WERROR="$werror" >/dev/null
+  cmake --build build-fuzz -j"$(nproc)" --target ruleproof_fuzzers
+fi
