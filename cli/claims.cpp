@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "exit_codes.hpp"
+#include "option_checks.hpp"
 #include "proofs/claims/claims.hpp"
 #include "proofs/report.hpp"
 #include "reference/core/inputs.hpp"
@@ -115,6 +116,9 @@ reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
 }
 
 int run_claims(const ClaimsOptions &o) {
+  expect_writable("--out", o.out, true);
+  if (!o.summary.empty())
+    expect_writable("--summary", o.summary);
   const std::vector<proofs::Claim> all = proofs::notes::all_claims();
   const std::vector<const proofs::Claim *> every = select(all, o);
   const auto shard = parse_shard(o.shard);
@@ -182,7 +186,7 @@ void add_claims_command(CLI::App &app, int &status) {
   sub->add_option("--out", opt->out,
                   "folder for claims.json (the result format), claims.summary.md and claims.md")
       ->capture_default_str();
-  sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  sub->add_option("--threads", opt->threads, "worker threads")->check(at_least_one);
   add_summary_option(sub, opt->summary);
   add_shard_option(sub, opt->shard, "claims");
   sub->callback([opt, &status] { status = run_claims(*opt); });

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "exit_codes.hpp"
+#include "option_checks.hpp"
 #include "report_output.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/gate.hpp"
@@ -24,6 +25,12 @@ struct GateArgs {
 };
 
 int run_gate(const GateArgs &a) {
+  if (!a.junit.empty())
+    expect_writable("--junit", a.junit);
+  if (!a.summary.empty())
+    expect_writable("--summary", a.summary);
+  if (a.update)
+    expect_writable("--baseline", a.baseline);
   const reports::Run current = reports::read_run(a.current);
   const bool have_baseline = std::filesystem::exists(a.baseline);
   if (!have_baseline && !a.update)
@@ -80,6 +87,7 @@ struct MergeArgs {
 };
 
 int run_merge(const MergeArgs &a) {
+  expect_report_writable(a.out, a.summary);
   std::vector<reports::Run> shards;
   for (const std::string &f : a.files)
     shards.push_back(reports::read_run(f));

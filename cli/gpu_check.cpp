@@ -23,6 +23,7 @@
 #include "exit_codes.hpp"
 #include "gpu/check_gen.hpp"
 #include "gpu/device.hpp"
+#include "option_checks.hpp"
 #include "report_output.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/progress.hpp"
@@ -244,6 +245,7 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
 }
 
 int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
+  expect_report_writable(opt.out, opt.summary);
   const gpu::DeviceInfo device = gpu::query_device();
   fmt::print("GPU: {}\n", device.description);
   reports::Run run = reports::start_run("gpu-check");
@@ -450,7 +452,7 @@ void add_gpu_check_command(CLI::App &app, int &status) {
       ->capture_default_str();
   sub->add_option("--out", opt->out, "JSON report path (the Markdown report goes beside it)")
       ->capture_default_str();
-  sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  sub->add_option("--threads", opt->threads, "worker threads")->check(at_least_one);
   sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
       ->capture_default_str();
   sub->add_flag("--require-gpu", opt->require_gpu, "exit 1 when no Hopper GPU is found");

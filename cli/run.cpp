@@ -6,6 +6,7 @@
 
 #include "exit_codes.hpp"
 #include "input_file.hpp"
+#include "option_checks.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/rules.hpp"
@@ -57,6 +58,8 @@ template <class Rule> nlohmann::json run_in_scalar(const RunArgs &args) {
 }
 
 int run(const RunArgs &args) {
+  if (!args.out.empty())
+    expect_writable("--out", args.out);
   nlohmann::json result;
   bool found = false;
   rules::for_each_rule([&](auto rule) {

@@ -22,6 +22,7 @@
 
 #include "error_profiles.hpp"
 #include "gpu/device.hpp"
+#include "option_checks.hpp"
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
 #include "reference/core/seeds.hpp"
@@ -204,6 +205,7 @@ std::string fmt_number(double x) {
 }
 
 int run_verify(const VerifyOptions &opt) {
+  expect_report_writable(opt.out, opt.summary);
   // Which rules, properties, scalars.
   std::vector<RuleInfo> known = rule_infos();
   for (const RuleInfo &r : sympow_infos())
@@ -399,9 +401,9 @@ void add_verify_command(CLI::App &app, int &status) {
       ->capture_default_str();
   sub->add_option("--seed", opt->seed, "seed of the sweep; the same seed replays it exactly");
   sub->add_option("--cases", opt->cases, "cases per rule, property and scalar")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least_one);
   sub->add_option("--out", opt->out, "JSON report path");
-  sub->add_option("--threads", opt->threads, "worker threads")->check(CLI::PositiveNumber);
+  sub->add_option("--threads", opt->threads, "worker threads")->check(at_least_one);
   add_summary_option(sub, opt->summary);
   add_shard_option(sub, opt->shard, "jobs (rule x scalar x property)");
   sub->callback([opt, &status] { status = run_verify(*opt); });
