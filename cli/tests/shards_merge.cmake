@@ -1,5 +1,6 @@
 # verify and claims run in shards (--shard i/n), joined by ruleproof merge, equal the whole
-# run but for the timing fields; merge refuses an incomplete set. RULEPROOF, OUT (a folder).
+# run but for the timing fields. (An incomplete or mixed set of shards: the bad-input table,
+# property_tests/bad_input/cases.txt.) RULEPROOF, OUT (a folder).
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
 
@@ -40,10 +41,6 @@ endforeach()
 ruleproof(0 merge "${OUT}/shard3.json" "${OUT}/shard1.json" "${OUT}/shard2.json"
           --out "${OUT}/merged.json")
 same_as_whole("${OUT}/whole.json" "${OUT}/merged.json")
-ruleproof(2 merge "${OUT}/shard1.json" "${OUT}/shard2.json" --out "${OUT}/incomplete.json")
-if(EXISTS "${OUT}/incomplete.json")
-  message(FATAL_ERROR "merge wrote a report from an incomplete set of shards")
-endif()
 
 set(claims claims --note 002 --threads 1)
 ruleproof(0 ${claims} --out "${OUT}/claims_whole")
