@@ -121,9 +121,10 @@ Machine this_machine() {
   return m;
 }
 
-/// The options whose values are output paths, or the shard: left out of the command line.
+/// The options whose values are output paths, the shard, or the thread count (no result depends
+/// on it): left out of the command line.
 bool dropped_option(const std::string &arg, bool &takes_value) {
-  for (const char *opt : {"--out", "--summary", "--junit", "--shard"}) {
+  for (const char *opt : {"--out", "--summary", "--junit", "--shard", "--threads"}) {
     const std::string o = opt;
     if (arg == o) {
       takes_value = true;

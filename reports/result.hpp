@@ -88,7 +88,7 @@ struct Machine {
 /// \brief One run of one command.
 struct Run {
   std::string command;      ///< verify, claims, gpu-check, check-dump
-  std::string command_line; ///< replays the run (output paths and --shard left out)
+  std::string command_line; ///< replays the run (output paths, --shard, --threads left out)
   std::optional<std::uint64_t> seed;
   std::string tool_version, tool_commit; ///< the commit: empty when unknown
   Machine machine;
@@ -114,7 +114,8 @@ void finish_run(Run &run);
 /// Remembers main's argv, so start_run can record the command line.
 void set_invocation(int argc, const char *const *argv);
 /// The command line that replays this run: "ruleproof" and every argument but the output
-/// paths (--out, --summary, --junit), --shard and their values, quoted for a POSIX shell.
+/// paths (--out, --summary, --junit), --shard, --threads and their values, quoted for a POSIX
+/// shell.
 std::string invocation();
 /// Quotes one word for a POSIX shell when it needs quoting.
 std::string shell_quote(const std::string &word);

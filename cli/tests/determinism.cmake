@@ -1,0 +1,68 @@
+# The same seed gives byte-identical results: verify and claims, each run with --threads 1, then
+# twice with --threads 2, write the same JSON report byte for byte but for the timing fields
+# (started, finished, seconds: the envelope's lines of reports/result.hpp's timing_fields);
+# claims writes the same claims.md. RULEPROOF, OUT (a folder).
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+
+function(ruleproof)
+  execute_process(COMMAND "${RULEPROOF}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "ruleproof ${ARGN}: exit ${code}\n${out}\n${err}")
+  endif()
+endfunction()
+
+# The file's text without the envelope's timing lines (top level: one space of indent).
+function(without_timing file result)
+  file(READ "${file}" text)
+  foreach(field started finished seconds)
+    string(REGEX REPLACE "\n \"${field}\": [^\n]*\n" "\n" text "${text}")
+  endforeach()
+  foreach(field started finished seconds)
+    if(text MATCHES "\n \"${field}\":")
+      message(FATAL_ERROR "${file}: the timing field ${field} was not removed")
+    endif()
+  endforeach()
+  set(${result} "${text}" PARENT_SCOPE)
+endfunction()
+
+function(expect_same first second)
+  without_timing("${first}" a)
+  without_timing("${second}" b)
+  if(NOT a STREQUAL b)
+    file(WRITE "${first}.compared" "${a}")
+    file(WRITE "${second}.compared" "${b}")
+    execute_process(COMMAND diff "${first}.compared" "${second}.compared" OUTPUT_VARIABLE d)
+    message(FATAL_ERROR "${second} differs from ${first}:\n${d}")
+  endif()
+endfunction()
+
+function(expect_same_file first second)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${first}" "${second}"
+                  RESULT_VARIABLE differ)
+  if(differ)
+    execute_process(COMMAND diff "${first}" "${second}" OUTPUT_VARIABLE d)
+    message(FATAL_ERROR "${second} differs from ${first}:\n${d}")
+  endif()
+endfunction()
+
+# Rules of every bound family, with gradients and a case count above the thread count.
+set(verify verify --rule gla --rule kda --rule dplr --rule softmax_attn --rule sympow_p2_normalised_gated
+    --property chunkwise_and_parallel_equal_recurrent_any_chunk_size
+    --property chunk_backward_equals_finite_differences_equals_dual --scalar double
+    --scalar float128 --cases 3 --seed 11)
+set(claims claims --seed 5)
+foreach(run 1 2 3)
+  set(threads 2)
+  if(run EQUAL 1)
+    set(threads 1)
+  endif()
+  ruleproof(${verify} --threads ${threads} --out "${OUT}/verify${run}.json")
+  ruleproof(${claims} --threads ${threads} --out "${OUT}/claims${run}")
+endforeach()
+foreach(run 2 3)
+  expect_same("${OUT}/verify1.json" "${OUT}/verify${run}.json")
+  expect_same("${OUT}/claims1/claims.json" "${OUT}/claims${run}/claims.json")
+  expect_same_file("${OUT}/claims1/claims.md" "${OUT}/claims${run}/claims.md")
+endforeach()
