@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_write.hpp"
+#include "io/json.hpp"
 #include "ruleproof_build_info.hpp"
 
 namespace ruleproof::reports {
@@ -421,13 +423,11 @@ Run read_run(const std::filesystem::path &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ReportError(path.string() + ": no such file, or it cannot be read");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error &e) {
-    throw ReportError(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
-  return from_json(j, path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const io::ParsedJson parsed = io::parse_json(text);
+  if (!parsed.error.empty())
+    throw ReportError(path.string() + ": not valid JSON (" + parsed.error + ")");
+  return from_json(parsed.value, path.string());
 }
 
 namespace {

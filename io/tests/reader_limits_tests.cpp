@@ -5,6 +5,8 @@
 // conversion or a wrapped element count before the readers checked it.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -12,6 +14,7 @@
 #include "cli/input_file.hpp"
 #include "io/json.hpp"
 #include "io/safetensors.hpp"
+#include "reports/result.hpp"
 
 namespace {
 
@@ -21,6 +24,7 @@ using ruleproof::io::FileError;
 using ruleproof::io::max_json_depth;
 using ruleproof::io::parse_json;
 using ruleproof::io::parse_safetensors;
+using ruleproof::reports::read_run;
 
 /// An array nested `depth` deep: "[[[]]]" is 3.
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
@@ -56,6 +60,10 @@ TEST_CASE("every reader refuses a file nested a million deep, without overflowin
   const std::string deep = nested(1'000'000);
   CHECK_THROWS_WITH(parse_input_file<double>(input_file(tensor(deep)), "in.json"),
                     Catch::Contains("nested more than"));
+  const std::filesystem::path run = "deep_run.json"; // in the test's own build folder
+  std::ofstream(run) << "{\"format\": " + deep + "}";
+  CHECK_THROWS_WITH(read_run(run), Catch::Contains("nested more than"));
+  std::filesystem::remove(run);
   CHECK_THROWS_WITH(parse_safetensors(safetensors_file("{\"q\": " + deep + "}"), "d.safetensors"),
                     Catch::Contains("nested more than"));
 }

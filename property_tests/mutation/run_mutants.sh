@@ -111,7 +111,7 @@ failing_tests() {
     elif [[ $code != 0 ]]; then
       if [[ -s $xml ]] && grep -q '<failure\|<error' "$xml"; then
         awk -v prog="$prog" '
-          /<testcase / { match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7) }
+          /<testcase / { match($0, / name="[^"]*"/); name = substr($0, RSTART + 7, RLENGTH - 8) }
           /<failure|<error/ { if (!(name in seen)) { seen[name] = 1; print prog ": " name } }' "$xml"
       else
         echo "$prog: crashed (exit $code)"
