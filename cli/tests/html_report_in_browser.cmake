@@ -14,13 +14,7 @@ if(NOT EXISTS "${CHROMIUM}")
   return()
 endif()
 
-function(ruleproof expected)
-  execute_process(COMMAND "${RULEPROOF}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT code EQUAL expected)
-    message(FATAL_ERROR "ruleproof ${ARGN}: exit ${code}, expected ${expected}\n${out}\n${err}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/ruleproof_runs.cmake")
 
 ruleproof(0 verify --rule gla --rule gated_delta_rule --property
           chunkwise_and_parallel_equal_recurrent_any_chunk_size --scalar double --cases 1

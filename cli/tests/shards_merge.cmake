@@ -4,32 +4,7 @@
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
 
-function(ruleproof expected)
-  execute_process(COMMAND "${RULEPROOF}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT code EQUAL expected)
-    message(FATAL_ERROR "ruleproof ${ARGN}: exit ${code}, expected ${expected}\n${out}\n${err}")
-  endif()
-endfunction()
-
-function(without_timing file result)
-  file(READ "${file}" doc)
-  foreach(field started finished seconds)
-    string(JSON doc REMOVE "${doc}" ${field})
-  endforeach()
-  set(${result} "${doc}" PARENT_SCOPE)
-endfunction()
-
-function(same_as_whole whole merged)
-  without_timing("${whole}" a)
-  without_timing("${merged}" b)
-  if(NOT a STREQUAL b)
-    file(WRITE "${merged}.compared" "${b}")
-    file(WRITE "${whole}.compared" "${a}")
-    execute_process(COMMAND diff "${whole}.compared" "${merged}.compared" OUTPUT_VARIABLE d)
-    message(FATAL_ERROR "${merged} differs from ${whole}:\n${d}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/ruleproof_runs.cmake")
 
 set(verify verify --rule gla --rule kda --property chunkwise_and_parallel_equal_recurrent_any_chunk_size
        --property two_halves_with_carried_state_equal_one_run
@@ -40,7 +15,7 @@ foreach(i 1 2 3)
 endforeach()
 ruleproof(0 merge "${OUT}/shard3.json" "${OUT}/shard1.json" "${OUT}/shard2.json"
           --out "${OUT}/merged.json")
-same_as_whole("${OUT}/whole.json" "${OUT}/merged.json")
+expect_same("${OUT}/whole.json" "${OUT}/merged.json")
 
 set(claims claims --note 002 --threads 1)
 ruleproof(0 ${claims} --out "${OUT}/claims_whole")
@@ -49,4 +24,4 @@ foreach(i 1 2)
 endforeach()
 ruleproof(0 merge "${OUT}/claims_1/claims.json" "${OUT}/claims_2/claims.json"
           --out "${OUT}/claims_merged.json")
-same_as_whole("${OUT}/claims_whole/claims.json" "${OUT}/claims_merged.json")
+expect_same("${OUT}/claims_whole/claims.json" "${OUT}/claims_merged.json")
