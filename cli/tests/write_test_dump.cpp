@@ -4,7 +4,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "io/safetensors.hpp"
+#include "io/tests/small_gla_dump.hpp"
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -12,27 +12,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   using namespace ruleproof;
-  const std::size_t T = 5, H = 2, K = 4, V = 4;
-  io::Safetensors f;
-  const auto tensor = [&](io::DType t, std::vector<std::size_t> shape, auto value) {
-    io::StoredTensor s{t, shape, {}};
-    std::size_t n = 1;
-    for (std::size_t d : shape)
-      n *= d;
-    for (std::size_t i = 0; i < n; ++i)
-      s.values.push_back(value(i));
-    return s;
-  };
-  const auto wave = [](double phase) {
-    return [phase](std::size_t i) { // multiples of 1/64 in [-1/2, 1/2]: exact in bf16
-      return std::round(32 * std::sin(1.3 * static_cast<double>(i) + phase)) / 64;
-    };
-  };
-  f.tensors["q"] = tensor(io::DType::bf16, {1, T, H, K}, wave(0.1));
-  f.tensors["k"] = tensor(io::DType::bf16, {1, T, H, K}, wave(0.7));
-  f.tensors["v"] = tensor(io::DType::bf16, {1, T, H, V}, wave(1.9));
-  f.tensors["g"] = tensor(io::DType::f32, {1, T, H, K},
-                          [](std::size_t i) { return -static_cast<double>(1 + i % 7) / 32; });
+  using namespace io::small_dump;
+  io::Safetensors f = gla_inputs();
   // The recurrence S_t = Diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = S_t^T (K^-1/2 q_t), in
   // double: close to the truth, far within what bf16 allows, except the planted element.
   io::StoredTensor o{io::DType::bf16, {1, T, H, V}, std::vector<double>(T * H * V)};

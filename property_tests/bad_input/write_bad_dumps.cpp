@@ -13,52 +13,28 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/safetensors.hpp"
+#include "io/tests/small_gla_dump.hpp"
 
 namespace {
 
 using namespace ruleproof;
 using nlohmann::json;
 
-constexpr std::size_t T = 5, H = 2, K = 4, V = 4;
-
-io::StoredTensor tensor(io::DType t, std::vector<std::size_t> shape,
-                        const std::function<double(std::size_t)> &value) {
-  io::StoredTensor s{t, shape, {}};
-  std::size_t n = 1;
-  for (std::size_t d : shape)
-    n *= d;
-  for (std::size_t i = 0; i < n; ++i)
-    s.values.push_back(value(i));
-  return s;
-}
-
-/// Multiples of 1/64 in [-1/2, 1/2]: exact in bf16.
-std::function<double(std::size_t)> wave(double phase) {
-  return [phase](std::size_t i) {
-    return std::round(32 * std::sin(1.3 * static_cast<double>(i) + phase)) / 64;
-  };
-}
-
-double log_gate(std::size_t i) { return -static_cast<double>(1 + i % 7) / 32; }
+using namespace io::small_dump;
 
 /// A gla forward call: q, k, v (bf16), a per-key gate (fp32) and an output o of the right shape
 /// (its values do not matter here: every case fails before anything is judged).
 io::Safetensors gla_dump() {
-  io::Safetensors f;
-  f.tensors["q"] = tensor(io::DType::bf16, {1, T, H, K}, wave(0.1));
-  f.tensors["k"] = tensor(io::DType::bf16, {1, T, H, K}, wave(0.7));
-  f.tensors["v"] = tensor(io::DType::bf16, {1, T, H, V}, wave(1.9));
-  f.tensors["g"] = tensor(io::DType::f32, {1, T, H, K}, log_gate);
-  f.tensors["o"] = tensor(io::DType::bf16, {1, T, H, V}, wave(2.3));
+  io::Safetensors f = gla_inputs();
+  f.tensors["o"] = filled(io::DType::bf16, {1, T, H, V}, wave(2.3));
   return f;
 }
 
 /// A gated_delta_rule forward call: a scalar gate and beta in (0, 1).
 io::Safetensors delta_dump() {
   io::Safetensors f = gla_dump();
-  f.tensors["g"] = tensor(io::DType::f32, {1, T, H}, log_gate);
-  f.tensors["beta"] = tensor(io::DType::f32, {1, T, H}, [](std::size_t i) {
+  f.tensors["g"] = filled(io::DType::f32, {1, T, H}, log_gate);
+  f.tensors["beta"] = filled(io::DType::f32, {1, T, H}, [](std::size_t i) {
     return 0.25 + 0.5 * static_cast<double>(i % 3) / 3;
   });
   return f;
@@ -155,13 +131,13 @@ void write_all(const std::string &dir) {
   f.tensors.erase("o");
   write(dir, "missing_o", io::safetensors_bytes(f));
   f = gla;
-  f.tensors["o"] = tensor(io::DType::bf16, {1, T, H, V - 1}, wave(2.3));
+  f.tensors["o"] = filled(io::DType::bf16, {1, T, H, V - 1}, wave(2.3));
   write(dir, "o_wrong_shape", io::safetensors_bytes(f));
   f = gla;
-  f.tensors["k"] = tensor(io::DType::bf16, {1, T, H, K + 1}, wave(0.7));
+  f.tensors["k"] = filled(io::DType::bf16, {1, T, H, K + 1}, wave(0.7));
   write(dir, "k_wrong_shape", io::safetensors_bytes(f));
   f = gla;
-  f.tensors["do"] = tensor(io::DType::bf16, {1, T, H, V}, wave(0.4));
+  f.tensors["do"] = filled(io::DType::bf16, {1, T, H, V}, wave(0.4));
   write(dir, "do_without_dq", io::safetensors_bytes(f));
 
   // Values.
