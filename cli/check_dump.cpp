@@ -29,12 +29,12 @@ DType storage_of(io::DType t) {
 }
 
 KernelRule kernel_rule_of(const std::string &name) {
-  for (const KernelRule r : gpu::kernel_rules)
+  for (const KernelRule r : gpu::all_kernel_rules)
     if (gpu::rule_name(r) == name)
       return r;
   throw InputError("--rule", "'" + name +
                                  "' has no emulated twin; check-dump judges simple_gla, gla, "
-                                 "gated_delta_rule and kda");
+                                 "gated_delta_rule, kda, dplr_fla and gated_oja");
 }
 
 /// The kernel's tensor must have the truth's shape: anything else is a bad dump.
@@ -46,6 +46,8 @@ void expect_shape(const std::string &name, const Tensor<float> &kernel, const Sh
 
 } // namespace
 
+std::string gate_tensor(KernelRule rule) { return rule == KernelRule::dplr_fla ? "gk" : "g"; }
+
 std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
                                 std::vector<reports::ErrorProfile> *profiles) {
   const DType t = storage_of(d.storage);
@@ -53,13 +55,15 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
   gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
   sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3);
   const auto judge = [&](const std::string &name, DType stored, const Tensor<float> &kernel,
-                         const Tensor<float> &twin, const Tensor<float128> &truth) {
+                         const Tensor<float> &twin, const Tensor<float128> &truth,
+                         const std::string &sums_as = "") {
     if (kernel.empty())
       return;
     expect_shape(name, kernel, truth.shape());
     const Tensor<double> truth_double = gpu::to_double_tensor(truth);
-    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, truth_double,
-                                         gpu::check::summed_terms(sizes, name)));
+    verdicts.push_back(
+        gpu::check::judge(name, stored, kernel, twin, truth_double,
+                          gpu::check::summed_terms(sizes, sums_as.empty() ? name : sums_as)));
     const bool along_time = reports::where_in(name, {0, 0, 0}).time.has_value(); // not a state
     if (profiles && along_time)
       for (const auto &[what, computed] :
@@ -84,8 +88,10 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
   judge("dq", t, d.grads.dq, twin_grads.dq, true_grads.dq);
   judge("dk", t, d.grads.dk, twin_grads.dk, true_grads.dk);
   judge("dv", t, d.grads.dv, twin_grads.dv, true_grads.dv);
-  judge("dg", DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg);
+  judge("d" + gate_tensor(rule), DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg, "dg");
   judge("dbeta", DType::fp32, d.grads.dbeta, twin_grads.dbeta, true_grads.dbeta);
+  judge("da", t, d.grads.da, twin_grads.da, true_grads.da);
+  judge("db", t, d.grads.db, twin_grads.db, true_grads.db);
   judge("dh0", DType::fp32, d.grads.dh0, twin_grads.dh0, true_grads.dh0);
   return verdicts;
 }
@@ -99,7 +105,7 @@ struct CheckDumpArgs {
 int check_dump(const CheckDumpArgs &a) {
   expect_report_writable(a.out, a.summary);
   const KernelRule rule = kernel_rule_of(a.rule);
-  const KernelDump<float> dump = read_kernel_dump<float>(a.file);
+  const KernelDump<float> dump = read_kernel_dump<float>(a.file, gate_tensor(rule));
   fmt::print("ruleproof check-dump: {} as {} ({} storage{})\n", a.file, a.rule,
              io::to_string(dump.storage), dump.backward ? ", forward and backward" : "");
   std::vector<reports::ErrorProfile> profiles;
@@ -115,8 +121,9 @@ int check_dump(const CheckDumpArgs &a) {
   const std::map<std::string, const Tensor<float> *> tensors{
       {"o", &dump.out.o},           {"final_state", &dump.out.final_state},
       {"dq", &dump.grads.dq},       {"dk", &dump.grads.dk},
-      {"dv", &dump.grads.dv},       {"dg", &dump.grads.dg},
-      {"dbeta", &dump.grads.dbeta}, {"dh0", &dump.grads.dh0}};
+      {"dv", &dump.grads.dv},       {"d" + gate_tensor(rule), &dump.grads.dg},
+      {"dbeta", &dump.grads.dbeta}, {"da", &dump.grads.da},
+      {"db", &dump.grads.db},       {"dh0", &dump.grads.dh0}};
   bool all_hold = true;
   fmt::print("{:<12} {:<6} {:>13} {:>13} {:>13} {:>8}\n", "output", "holds", "kernel error",
              "twin error", "allowed", "ratio");
@@ -164,10 +171,13 @@ void add_check_dump_command(CLI::App &app, int &status) {
       "Judge a kernel's outputs and gradients, dumped to a safetensors file, against the "
       "float128 truth and the emulated twin");
   cmd->add_option("file", args->file,
-                  "The dump: q, k, v, g, beta, initial_state, o, final_state; for the backward "
-                  "also do, dht, dq, dk, dv, dg, dbeta, dh0 (tools/dump_kernel.py writes one)")
+                  "The dump: q, k, v, g (dplr: gk), beta, a, b, initial_state, o, final_state; "
+                  "for the backward also do, dht, dq, dk, dv, dg (dgk), dbeta, da, db, dh0 "
+                  "(tools/dump_kernel.py writes one)")
       ->required();
-  cmd->add_option("--rule", args->rule, "simple_gla, gla, gated_delta_rule or kda")->required();
+  cmd->add_option("--rule", args->rule,
+                  "simple_gla, gla, gated_delta_rule, kda, dplr_fla or gated_oja")
+      ->required();
   cmd->add_option("--out", args->out, "The JSON report (the summary goes beside it)")
       ->capture_default_str();
   add_summary_option(cmd, args->summary);

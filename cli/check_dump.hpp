@@ -15,6 +15,10 @@
 
 namespace ruleproof::cli {
 
+/// The name of a rule's log-gate in a dump, flash-linear-attention's: gk for dplr_fla, else g
+/// (its gradient is d + that name).
+std::string gate_tensor(gpu::KernelRule rule);
+
 /// The verdict on each output and gradient the dump holds, for a kernel of `rule`; with
 /// `profiles`, also the error profiles (reports/profile.hpp) of the kernel and of the twin
 /// against the truth, for each of them laid out [B, T, H, ...].

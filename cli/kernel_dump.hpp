@@ -3,11 +3,13 @@
 // options, and what the kernel returned.
 //
 // Tensor names are flash-linear-attention's argument and return names:
-//   inputs   q, k [B, T, H, K]; v [B, T, H, V]; g [B, T, H] (scalar gate) or [B, T, H, K]
-//            (per key), natural log; beta [B, T, H]; initial_state [N, H, K, V] (optional)
+//   inputs   q, k [B, T, H, K]; v [B, T, H, V]; the log-gate g: [B, T, H] (scalar gate),
+//            [B, T, H, K] (per key) or [B, T, H, V] (per value, gated_oja), or gk [B, T, H, K]
+//            (dplr); beta [B, T, H]; a, b [B, T, H, K] (dplr); initial_state [N, H, K, V]
+//            (optional)
 //   outputs  o [B, T, H, V]; final_state [N, H, K, V] (optional)
 //   backward do [B, T, H, V], dht [N, H, K, V] (optional), and the kernel's gradients
-//            dq, dk, dv, dg, dbeta, dh0 (each optional but dq, dk, dv)
+//            dq, dk, dv, dg (dgk), dbeta, da, db, dh0 (each optional but dq, dk, dv)
 // and the metadata strings "scale" (default K^-1/2) and "cu_seqlens" (e.g. "0,5,12", with
 // B = 1). BF16, F16 and F32 tensors are accepted; q's type is the kernel's storage type.
 #pragma once
@@ -74,8 +76,10 @@ inline std::vector<std::int64_t> offsets_of(const std::string &text) {
 
 } // namespace dump_detail
 
-/// Reads a dump; a bad file, a missing tensor or bad metadata throws InputError (exit 2).
-template <class S> KernelDump<S> read_kernel_dump(const std::filesystem::path &path) {
+/// Reads a dump whose log-gate is named `gate` (g, or dplr's gk); a bad file, a missing tensor
+/// or bad metadata throws InputError (exit 2).
+template <class S>
+KernelDump<S> read_kernel_dump(const std::filesystem::path &path, const std::string &gate = "g") {
   using dump_detail::take;
   io::Safetensors file;
   try {
@@ -89,8 +93,10 @@ template <class S> KernelDump<S> read_kernel_dump(const std::filesystem::path &p
   d.storage = file.tensors.at("q").dtype;
   d.in.k = take<S>(file, "k", p, true);
   d.in.v = take<S>(file, "v", p, true);
-  d.in.g = take<S>(file, "g", p, false);
+  d.in.g = take<S>(file, gate, p, false);
   d.in.beta = take<S>(file, "beta", p, false);
+  d.in.a = take<S>(file, "a", p, false);
+  d.in.b = take<S>(file, "b", p, false);
   d.in.h0 = take<S>(file, "initial_state", p, false);
   d.out.o = take<S>(file, "o", p, true, "the kernel's output");
   d.out.final_state = take<S>(file, "final_state", p, false);
@@ -103,8 +109,10 @@ template <class S> KernelDump<S> read_kernel_dump(const std::filesystem::path &p
     d.grads.dq = take<S>(file, "dq", p, true, why);
     d.grads.dk = take<S>(file, "dk", p, true, why);
     d.grads.dv = take<S>(file, "dv", p, true, why);
-    d.grads.dg = take<S>(file, "dg", p, false);
+    d.grads.dg = take<S>(file, "d" + gate, p, false);
     d.grads.dbeta = take<S>(file, "dbeta", p, false);
+    d.grads.da = take<S>(file, "da", p, false);
+    d.grads.db = take<S>(file, "db", p, false);
     d.grads.dh0 = take<S>(file, "dh0", p, false);
   }
   if (const auto it = file.metadata.find("scale"); it != file.metadata.end()) {

@@ -6,15 +6,16 @@
                 scale=q.shape[-1] ** -0.5)
 
 The kernel is called with the given keyword arguments (flash-linear-attention's names: q, k, v,
-g, beta, initial_state, scale, cu_seqlens) and output_final_state=True; it must return
-(o, final_state). With backward=True, random upstream gradients do and dht are drawn and the
-kernel's gradients of <do, o> + <dht, final_state> are stored as dq, dk, dv, dg, dbeta, dh0.
+g or gk, beta, a, b, initial_state, scale, cu_seqlens) and output_final_state=True; it must
+return (o, final_state). With backward=True, random upstream gradients do and dht are drawn and
+the kernel's gradients of <do, o> + <dht, final_state> are stored as dq, dk, dv, dg (dgk),
+dbeta, da, db, dh0.
 Tensors keep their dtype (bf16, fp16 or fp32); scale and cu_seqlens go into the metadata.
 """
 import torch
 from safetensors.torch import save_file
 
-INPUTS = ("q", "k", "v", "g", "beta", "initial_state")
+INPUTS = ("q", "k", "v", "g", "gk", "beta", "a", "b", "initial_state")
 
 
 def dump_kernel(path, kernel, backward=True, seed=0, **kwargs):

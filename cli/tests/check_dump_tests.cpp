@@ -1,7 +1,7 @@
 // ruleproof check-dump on dumps written here: another fp32 order of the algorithm (the
-// reference at chunk size 16, like a correct kernel) holds for every rule, a planted error in
-// one output or gradient fails, and a dump missing a tensor, truncated or with a wrong shape
-// is refused as bad input.
+// reference at chunk size 16, like a correct kernel) holds for every kernel rule, a planted error
+// in one output or gradient fails, and a dump missing a tensor, truncated or with a wrong shape is
+// refused as bad input.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -51,21 +51,24 @@ Dumped correct_kernel(KernelRule rule, DType t) {
   r.out = gpu::chunk_forward_staged(rule, r.d.in, opts).out;
   r.out.o = gpu::rounded(t, r.out.o);
   r.grads = gpu::chunk_backward(rule, r.d.in, r.d.ct, opts);
-  for (Tensor<float> *x : {&r.grads.dq, &r.grads.dk, &r.grads.dv})
+  for (Tensor<float> *x : {&r.grads.dq, &r.grads.dk, &r.grads.dv, &r.grads.da, &r.grads.db})
     *x = gpu::rounded(t, *x);
   return r;
 }
 
 io::Safetensors dump_of(const Dumped &r) {
   const DType t = r.c.storage;
+  const std::string gate = gate_tensor(r.c.rule);
   io::Safetensors f;
   put(f, "q", t, r.d.in.q), put(f, "k", t, r.d.in.k), put(f, "v", t, r.d.in.v);
-  put(f, "g", DType::fp32, r.d.in.g), put(f, "beta", DType::fp32, r.d.in.beta);
+  put(f, gate, DType::fp32, r.d.in.g), put(f, "beta", DType::fp32, r.d.in.beta);
+  put(f, "a", t, r.d.in.a), put(f, "b", t, r.d.in.b);
   put(f, "initial_state", DType::fp32, r.d.in.h0);
   put(f, "o", t, r.out.o), put(f, "final_state", DType::fp32, r.out.final_state);
   put(f, "do", t, r.d.ct.d_o), put(f, "dht", DType::fp32, r.d.ct.d_ht);
   put(f, "dq", t, r.grads.dq), put(f, "dk", t, r.grads.dk), put(f, "dv", t, r.grads.dv);
-  put(f, "dg", DType::fp32, r.grads.dg), put(f, "dbeta", DType::fp32, r.grads.dbeta);
+  put(f, "d" + gate, DType::fp32, r.grads.dg), put(f, "dbeta", DType::fp32, r.grads.dbeta);
+  put(f, "da", t, r.grads.da), put(f, "db", t, r.grads.db);
   put(f, "dh0", DType::fp32, r.grads.dh0);
   f.metadata["scale"] = std::to_string(*r.d.opts.scale);
   return f;
@@ -75,7 +78,7 @@ io::Safetensors dump_of(const Dumped &r) {
 std::vector<gpu::check::Verdict> judged(KernelRule rule, const io::Safetensors &f) {
   const auto path = std::filesystem::temp_directory_path() / "ruleproof_check_dump.safetensors";
   io::write_safetensors(path, f);
-  const KernelDump<float> dump = read_kernel_dump<float>(path);
+  const KernelDump<float> dump = read_kernel_dump<float>(path, gate_tensor(rule));
   std::filesystem::remove(path);
   return judge_dump(rule, dump);
 }
@@ -92,17 +95,18 @@ bool all_hold(const std::vector<gpu::check::Verdict> &verdicts) {
 } // namespace
 
 TEST_CASE("check_dump_a_correct_kernel_of_another_order_holds", "[twin]") {
-  for (const KernelRule rule : gpu::kernel_rules)
+  for (const KernelRule rule : gpu::all_kernel_rules)
     for (const DType t : {DType::bf16, DType::fp16}) {
       INFO(gpu::rule_name(rule) << " " << gpu::dtype_name(t));
       const auto verdicts = judged(rule, dump_of(correct_kernel(rule, t)));
-      CHECK(verdicts.size() >= 7); // o, final_state, dq, dk, dv, dg, dh0 (and dbeta)
+      // o, final_state, dq, dk, dv, dg, dh0, and dbeta or da and db where the rule has them
+      CHECK(verdicts.size() == 7u + gpu::has_beta(rule) + 2u * gpu::has_ab(rule));
       CHECK(all_hold(verdicts));
     }
 }
 
 TEST_CASE("check_dump_a_planted_error_fails", "[twin]") {
-  for (const KernelRule rule : gpu::kernel_rules) {
+  for (const KernelRule rule : gpu::all_kernel_rules) {
     INFO(gpu::rule_name(rule));
     Dumped r = correct_kernel(rule, DType::bf16);
     io::Safetensors f = dump_of(r);
@@ -113,12 +117,17 @@ TEST_CASE("check_dump_a_planted_error_fails", "[twin]") {
     o[5] += 0.05 * largest; // one element off by 5% of the largest: 13 bf16 roundings
     CHECK_FALSE(all_hold(judged(rule, f)));
     f = dump_of(r);
-    for (double &x : f.tensors["dg"].values) // a gradient with its last term dropped
+    for (double &x : f.tensors["d" + gate_tensor(rule)].values) // a gradient, 1% off
       x *= 0.99;
     CHECK_FALSE(all_hold(judged(rule, f)));
     f = dump_of(r);
     f.tensors["dk"].values[3] = std::nan("");
     CHECK_FALSE(all_hold(judged(rule, f)));
+    if (gpu::has_ab(rule)) { // a and b exchanged in the kernel's gradients
+      f = dump_of(r);
+      std::swap(f.tensors["da"], f.tensors["db"]);
+      CHECK_FALSE(all_hold(judged(rule, f)));
+    }
   }
 }
 
@@ -136,6 +145,10 @@ TEST_CASE("check_dump_refuses_bad_dumps", "[twin]") {
   f = dump_of(r);
   f.metadata["cu_seqlens"] = "0,x";
   CHECK_THROWS_AS(judged(KernelRule::gla, f), InputError);
+  f = dump_of(correct_kernel(KernelRule::dplr_fla, DType::bf16)); // its gate named g, not gk
+  f.tensors["g"] = f.tensors.at("gk");
+  f.tensors.erase("gk");
+  CHECK_THROWS_AS(judged(KernelRule::dplr_fla, f), InputError);
   const auto path = std::filesystem::temp_directory_path() / "ruleproof_truncated.safetensors";
   const std::string bytes = io::safetensors_bytes(dump_of(r));
   reports::write_file_atomically(path, bytes.substr(0, bytes.size() / 2));
