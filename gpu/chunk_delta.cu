@@ -15,9 +15,12 @@
 //   nvcc -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -c gpu/chunk_delta.cu
 //
 // Versions:
-//   1. (this one) readable first, as chunk_gla.cu's version 1: one block per (chunk, head) or
+//   1. readable first, as chunk_gla.cu's version 1: one block per (chunk, head) or
 //      (sequence, head, value tile), fp32 CUDA-core arithmetic, every decay exp(g_cum_i -
 //      g_cum_j) taken pairwise, the triangular solve one column a thread. No tensor cores.
+//   2. (this one) the same arithmetic in the same order, with the operands of chunk_wy_fwd,
+//      chunk_bwd_dqkwg and chunk_wy_bwd staged in shared memory, as chunk_gla.cu's version 2 stages
+//      its own: KS columns at a time, each thread's sums kept in registers.
 //
 // Per chunk of n rows with start state h (K x V), g_cum the gate summed from the chunk start,
 // q~ = scale q, gl = g_cum of the chunk's last row, R_ijc = exp(g_cum_ic - g_cum_jc):
@@ -36,10 +39,11 @@
 //   dg = the suffix sum inside each chunk of the gradient of g_cum (summed over keys for a
 //   scalar gate).
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
-                                   // chunk_rows, chunk_scores, chunk_fwd_o_kernel, check_sync,
-                                   // state_grid, C, MAX_K, BV, THREADS, STATE_PER_THREAD,
-                                   // solve_tril, read_state_tile, write_state_tile,
-                                   // decay_and_add, KeySlices
+                                   // chunk_rows, chunk_scores, decayed_scores,
+                                   // lower_times_slice, chunk_fwd_o_kernel, check_sync,
+                                   // allow_shared_memory, state_grid, C, MAX_K, BV, THREADS,
+                                   // STATE_PER_THREAD, solve_tril, read_state_tile,
+                                   // write_state_tile, decay_and_add, KeySlices, KS
 #include "detail/delta_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -56,58 +60,63 @@ __device__ inline float beta_of(const float *beta, int r, int h, const ChunkDims
 #endif
 }
 
-/// R_ijc = exp(g_cum_ic - g_cum_jc), rows ri >= rj of one chunk, taken pairwise.
-__device__ inline float decay(const float *g_cum, int ri, int rj, int h, int c,
-                              const ChunkDims &d) {
-  return expf(gate(g_cum, ri, h, c, d) - gate(g_cum, rj, h, c, d));
-}
-
 // ---------------------------------------------------------------------------------------
 // chunk_scaled_dot_kkt, solve_tril, recompute_w_u: grid (NC, H), THREADS threads; one chunk
-// of one head.
+// of one head. A0's keys go through shared memory KS columns at a time (decayed_scores), then
+// A takes their place; the right factors of u and w go through A0's place KS columns at a
+// time once the solve has read A0.
 template <class In>
 __global__ void chunk_wy_fwd_kernel(const In *k, const In *v, const float *beta, const float *g_cum,
                                     float *A0_out, float *A_out, float *w, float *u,
                                     DeviceChunkTable t, ChunkDims d) {
-  __shared__ float A0[C][C];
-  __shared__ float A[C][C];
-  const int c = blockIdx.x, hd = blockIdx.y;
+  __shared__ union {
+    float A0[C][C];
+    float x[C][KS + 1]; // KS columns of Diag(beta) v or Diag(beta) (k . e^g_cum)
+  } left;
+  __shared__ union {
+    KeySlices keys;
+    float A[C][C];
+  } right;
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // A0 = Diag(beta) (k k^T . R), j < i
+  // A0 = Diag(beta) (k k^T . R), j < i
+  decayed_scores(k, 1.0f, k, g_cum, rows, hd, d, true, left.A0, nullptr, right.keys);
+  for (int e = tid; e < C * C; e += THREADS) {
     const int i = e / C, j = e % C;
-    float a = 0;
-    if (i < rows.n && j < i) {
-      for (int col = 0; col < d.K; ++col)
-        a += load(k, at_k(rows.bos + i, hd, col, d)) * load(k, at_k(rows.bos + j, hd, col, d)) *
-             decay(g_cum, rows.bos + i, rows.bos + j, hd, col, d);
-      a *= beta_of(beta, rows.bos + i, hd, d);
-    }
-    A0[i][j] = a;
-    A[i][j] = i == j ? 1.0f : 0.0f;
+    if (i < rows.n && j < i)
+      left.A0[i][j] *= beta_of(beta, rows.bos + i, hd, d);
+    right.A[i][j] = i == j ? 1.0f : 0.0f;
     if (i < rows.n)
-      A0_out[at_score(rows.bos + i, hd, j, d)] = a;
+      A0_out[at_score(rows.bos + i, hd, j, d)] = left.A0[i][j];
   }
   __syncthreads();
-  solve_tril(A0, A, rows.n); // (I + A0) A = I
+  solve_tril(left.A0, right.A, rows.n); // (I + A0) A = I
   __syncthreads();
-  for (int e = threadIdx.x; e < rows.n * C; e += blockDim.x)
-    A_out[at_score(rows.bos + e / C, hd, e % C, d)] = A[e / C][e % C];
-  for (int e = threadIdx.x; e < rows.n * d.V; e += blockDim.x) { // u = A Diag(beta) v
-    const int i = e / d.V, j = e % d.V;
-    float acc = 0;
-    for (int m = 0; m <= i; ++m)
-      acc += A[i][m] * (beta_of(beta, rows.bos + m, hd, d) * load(v, at_v(rows.bos + m, hd, j, d)));
-    u[at_v(rows.bos + i, hd, j, d)] = acc;
-  }
-  for (int e = threadIdx.x; e < rows.n * d.K; e += blockDim.x) { // w = A Diag(beta) (k . e^g)
-    const int i = e / d.K, col = e % d.K;
-    float acc = 0;
-    for (int m = 0; m <= i; ++m) {
-      const int r = rows.bos + m;
-      acc += A[i][m] * (beta_of(beta, r, hd, d) *
-                        (load(k, at_k(r, hd, col, d)) * expf(gate(g_cum, r, hd, col, d))));
+  for (int e = tid; e < rows.n * C; e += THREADS)
+    A_out[at_score(rows.bos + e / C, hd, e % C, d)] = right.A[e / C][e % C];
+  for (int c0 = 0; c0 < d.V; c0 += KS) { // u = A Diag(beta) v
+    __syncthreads();
+    for (int e = tid; e < rows.n * KS; e += THREADS) {
+      const int m = e / KS, col = e % KS;
+      left.x[m][col] =
+          beta_of(beta, rows.bos + m, hd, d) * load(v, at_v(rows.bos + m, hd, c0 + col, d));
     }
-    w[at_k(rows.bos + i, hd, col, d)] = acc;
+    __syncthreads();
+    lower_times_slice(right.A, left.x, rows.n, [&](int i, int col, float acc) {
+      u[at_v(rows.bos + i, hd, c0 + col, d)] = acc;
+    });
+  }
+  for (int c0 = 0; c0 < d.K; c0 += KS) { // w = A Diag(beta) (k . e^g_cum)
+    __syncthreads();
+    for (int e = tid; e < rows.n * KS; e += THREADS) {
+      const int m = e / KS, col = e % KS, r = rows.bos + m;
+      left.x[m][col] = beta_of(beta, r, hd, d) *
+                       (load(k, at_k(r, hd, c0 + col, d)) * expf(gate(g_cum, r, hd, c0 + col, d)));
+    }
+    __syncthreads();
+    lower_times_slice(right.A, left.x, rows.n, [&](int i, int col, float acc) {
+      w[at_k(rows.bos + i, hd, c0 + col, d)] = acc;
+    });
   }
 }
 
@@ -231,178 +240,291 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
 }
 
 // ---------------------------------------------------------------------------------------
-// chunk_bwd_dqkwg: grid (NC, H), THREADS threads; one chunk of one head. THREADS is a multiple
-// of K, so each thread keeps one key column (tid % K) and sums its own part of the last row's
-// term sum_j k_jc dk_s_jc; the parts are added in a fixed order (the same bits every run).
+// chunk_bwd_dqkwg: grid (NC, H), THREADS threads, sizeof(DqkwgShared) of dynamic shared
+// memory; one chunk of one head. THREADS is a multiple of K, so each thread keeps one key
+// column (tid % K) and the rows tid / K + p THREADS / K, and sums its own part of the last
+// row's term sum_j k_jc dk_s_jc; the parts are added in a fixed order (the same bits every
+// run). The sums over the values go through shared memory KS value columns at a time (each
+// thread's sums kept in registers), then the chunk's q~, k and g_cum are staged whole for the
+// sums over rows.
+struct DqkwgShared {
+  float dB[C][C];
+  union {
+    struct {
+      float h[MAX_K][KS + 1], dh[MAX_K][KS + 1];              // KS value columns of h, dh
+      float d_o[C][KS + 1], v_new[C][KS + 1], dv2[C][KS + 1]; // and of the chunk's rows
+    } values;
+    struct {
+      float q[C][MAX_K + 1], k[C][MAX_K + 1], g[C][MAX_K + 1]; // q~, k, g_cum of the rows
+    } keys;
+  };
+};
+
 template <class In>
 __global__ void chunk_bwd_dqkwg_kernel(const In *q, const In *k, const float *v_new,
                                        const float *g_cum, const float *h, const In *d_o,
                                        const float *dh, const float *dv2, In *dq, float *dk_qkw,
                                        float *dw, float *dG, DeviceChunkTable t, ChunkDims d) {
-  __shared__ float dB[C][C];
+  constexpr int PAIRS = C * C / THREADS, ROWS = C * MAX_K / THREADS;
+  extern __shared__ float4 dqkwg_shared[];
+  DqkwgShared &s = *reinterpret_cast<DqkwgShared *>(dqkwg_shared);
   __shared__ float k_dk_s_part[THREADS];
-  const int c = blockIdx.x, hd = blockIdx.y;
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
-  const int last = rows.bos + rows.n - 1;
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // dB = dO V_new^T, lower triangle
-    const int i = e / C, j = e % C;
-    float a = 0;
-    if (i < rows.n && j <= i)
-      for (int jv = 0; jv < d.V; ++jv)
-        a += load(d_o, at_v(rows.bos + i, hd, jv, d)) * v_new[at_v(rows.bos + j, hd, jv, d)];
-    dB[i][j] = a;
+  const int n = rows.n, bos = rows.bos, last = bos + n - 1;
+  const int col = tid % d.K, row_step = THREADS / d.K;
+  float b[PAIRS] = {};                        // dB = dO V_new^T, lower triangle
+  float do_h[ROWS] = {}, v_new_dh[ROWS] = {}; // dO_i . h_col, v_new_i . dh_col
+  float dv2_h[ROWS] = {};                     // dv2_i . h_col
+  for (int c0 = 0; c0 < d.V; c0 += KS) {
+    __syncthreads(); // the previous slice is no longer read
+    for (int e = tid; e < d.K * KS; e += THREADS) {
+      const int i = e / KS, j = e % KS;
+      s.values.h[i][j] = h[at_state(c, hd, i, c0 + j, d)];
+      s.values.dh[i][j] = dh[at_state(c, hd, i, c0 + j, d)];
+    }
+    for (int e = tid; e < n * KS; e += THREADS) {
+      const int r = e / KS, j = e % KS;
+      const long at = at_v(bos + r, hd, c0 + j, d);
+      s.values.d_o[r][j] = load(d_o, at);
+      s.values.v_new[r][j] = v_new[at];
+      s.values.dv2[r][j] = dv2[at];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < PAIRS; ++p) {
+      const int e = tid + p * THREADS, i = e / C, j = e % C;
+      if (i < n && j <= i)
+        for (int jv = 0; jv < KS; ++jv)
+          b[p] += s.values.d_o[i][jv] * s.values.v_new[j][jv];
+    }
+#pragma unroll
+    for (int p = 0; p < ROWS; ++p) {
+      const int i = tid / d.K + p * row_step;
+      if (i < n)
+        for (int jv = 0; jv < KS; ++jv) {
+          const float h_cj = s.values.h[col][jv];
+          do_h[p] += s.values.d_o[i][jv] * h_cj;
+          v_new_dh[p] += s.values.v_new[i][jv] * s.values.dh[col][jv];
+          dv2_h[p] += s.values.dv2[i][jv] * h_cj;
+        }
+    }
+  }
+  __syncthreads(); // the value slices are no longer read
+#pragma unroll
+  for (int p = 0; p < PAIRS; ++p)
+    s.dB[(tid + p * THREADS) / C][(tid + p * THREADS) % C] = b[p];
+  for (int e = tid; e < n * d.K; e += THREADS) {
+    const int r = e / d.K, kc = e % d.K;
+    s.keys.q[r][kc] = load(q, at_k(bos + r, hd, kc, d)) * d.scale;
+    s.keys.k[r][kc] = load(k, at_k(bos + r, hd, kc, d));
+    s.keys.g[r][kc] = gate(g_cum, bos + r, hd, kc, d);
   }
   __syncthreads();
-  const int col = threadIdx.x % d.K;
   float k_dk_s_sum = 0;
-  for (int i = threadIdx.x / d.K; i < rows.n; i += THREADS / d.K) {
-    const int r = rows.bos + i;
-    const float g_i = gate(g_cum, r, hd, col, d);
-    float do_h = 0, v_new_dh = 0, dv2_h = 0; // dO_i . h_col, v_new_i . dh_col, dv2_i . h_col
-    for (int jv = 0; jv < d.V; ++jv) {
-      const float h_cj = h[at_state(c, hd, col, jv, d)];
-      do_h += load(d_o, at_v(r, hd, jv, d)) * h_cj;
-      v_new_dh += v_new[at_v(r, hd, jv, d)] * dh[at_state(c, hd, col, jv, d)];
-      dv2_h += dv2[at_v(r, hd, jv, d)] * h_cj;
+#pragma unroll
+  for (int p = 0; p < ROWS; ++p) {
+    const int i = tid / d.K + p * row_step;
+    if (i < n) {
+      const int r = bos + i;
+      const float g_i = s.keys.g[i][col];
+      float inside_q = 0; // sum_{j<=i} dB_ij k_jc R_ijc
+      for (int j = 0; j <= i; ++j)
+        inside_q += s.dB[i][j] * s.keys.k[j][col] * expf(g_i - s.keys.g[j][col]);
+      float dk_o = 0; // sum_{m>=i} dB_mi q~_mc R_mic
+      for (int m = i; m < n; ++m)
+        dk_o += s.dB[m][i] * s.keys.q[m][col] * expf(s.keys.g[m][col] - g_i);
+      const float q_i = s.keys.q[i][col], k_i = s.keys.k[i][col];
+      const float dq_tilde = expf(g_i) * do_h[p] + inside_q;
+      const float dk_s = expf(gate(g_cum, last, hd, col, d) - g_i) * v_new_dh[p]; // the state
+      const float k_dk_s = k_i * dk_s;
+      store(dq, at_k(r, hd, col, d), d.scale * dq_tilde);
+      dk_qkw[at_k(r, hd, col, d)] = dk_o + dk_s;
+      dw[at_k(r, hd, col, d)] = -dv2_h[p];
+      dG[at_k(r, hd, col, d)] = q_i * dq_tilde - k_i * dk_o - k_dk_s;
+      k_dk_s_sum += k_dk_s;
     }
-    float inside_q = 0; // sum_{j<=i} dB_ij k_jc R_ijc
-    for (int j = 0; j <= i; ++j)
-      inside_q += dB[i][j] * load(k, at_k(rows.bos + j, hd, col, d)) *
-                  expf(g_i - gate(g_cum, rows.bos + j, hd, col, d));
-    float dk_o = 0; // sum_{m>=i} dB_mi q~_mc R_mic
-    for (int m = i; m < rows.n; ++m)
-      dk_o += dB[m][i] * (load(q, at_k(rows.bos + m, hd, col, d)) * d.scale) *
-              expf(gate(g_cum, rows.bos + m, hd, col, d) - g_i);
-    const float q_i = load(q, at_k(r, hd, col, d)) * d.scale, k_i = load(k, at_k(r, hd, col, d));
-    const float dq_tilde = expf(g_i) * do_h + inside_q;
-    const float dk_s = expf(gate(g_cum, last, hd, col, d) - g_i) * v_new_dh; // through the state
-    const float k_dk_s = k_i * dk_s;
-    store(dq, at_k(r, hd, col, d), d.scale * dq_tilde);
-    dk_qkw[at_k(r, hd, col, d)] = dk_o + dk_s;
-    dw[at_k(r, hd, col, d)] = -dv2_h;
-    dG[at_k(r, hd, col, d)] = q_i * dq_tilde - k_i * dk_o - k_dk_s;
-    k_dk_s_sum += k_dk_s;
   }
-  k_dk_s_part[threadIdx.x] = k_dk_s_sum;
-  __syncthreads();         // every row's dG is written and visible to the block, every part summed
-  if (threadIdx.x < d.K) { // the last row: e^gl . rowsum(h . dh) + sum_j k_j . dk_s_j
-    const int kc = threadIdx.x;
+  k_dk_s_part[tid] = k_dk_s_sum;
+  __syncthreads(); // every row's dG is written and visible to the block, every part summed
+  if (tid < d.K) { // the last row: e^gl . rowsum(h . dh) + sum_j k_j . dk_s_j
+    const int kc = tid;
     float h_dh = 0;
     for (int jv = 0; jv < d.V; ++jv)
       h_dh += h[at_state(c, hd, kc, jv, d)] * dh[at_state(c, hd, kc, jv, d)];
     float k_dk_s = 0;
-    for (int p = 0; p < THREADS / d.K; ++p)
+    for (int p = 0; p < row_step; ++p)
       k_dk_s += k_dk_s_part[kc + p * d.K];
     dG[at_k(last, hd, kc, d)] += expf(gate(g_cum, last, hd, kc, d)) * h_dh + k_dk_s;
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// prepare_wy_repr_bwd: grid (NC, H), THREADS threads; one chunk of one head.
+// prepare_wy_repr_bwd: grid (NC, H), THREADS threads, sizeof(WyBwdShared) of dynamic shared
+// memory; one chunk of one head. The operands go through shared memory: KS columns at a time
+// for dA and X (each thread's sums in registers), then the chunk's k, g_cum and dw whole for
+// dk and the gate, then dv2 and v whole for dv; dbeta's three parts are summed as they come
+// and added in the formula's order.
+struct WyBwdShared {
+  float A[C][C];
+  float dA[C][C]; // dA, then dA0
+  float T[C][C];  // A^T dA, then X = k k^T . R (strictly lower)
+  float beta[C], dbeta_w[C], dbeta_A0[C];
+  union {
+    struct {
+      float left[C][KS + 1], right[C][KS + 1];
+    } slices; // KS columns of (dv2, Diag(beta) v), then of (dw, Diag(beta) (k . e^g_cum))
+    KeySlices keys;
+    struct {
+      float k[C][MAX_K + 1], g[C][MAX_K + 1], dw[C][MAX_K + 1];
+    } keyed; // the chunk's rows, whole
+    struct {
+      float dv2[C][MAX_K + 1], v[C][MAX_K + 1];
+    } valued;
+  };
+};
+
 template <class In>
 __global__ void chunk_wy_bwd_kernel(const In *k, const In *v, const float *beta, const float *g_cum,
                                     const float *A_stage, const float *dw, const float *dv2,
                                     const float *dk_qkw, In *dk, In *dv, float *dbeta, float *dG,
                                     DeviceChunkTable t, ChunkDims d) {
-  __shared__ float A[C][C];
-  __shared__ float dA[C][C]; // dA, then dA0
-  __shared__ float T[C][C];  // A^T dA, then X = k k^T . R (strictly lower)
-  const int c = blockIdx.x, hd = blockIdx.y;
+  constexpr int PAIRS = C * C / THREADS;
+  extern __shared__ float4 wy_bwd_shared[];
+  WyBwdShared &s = *reinterpret_cast<WyBwdShared *>(wy_bwd_shared);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n, bos = rows.bos;
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+  for (int e = tid; e < C * C; e += THREADS) {
     const int i = e / C, j = e % C;
-    A[i][j] = i < n ? A_stage[at_score(bos + i, hd, j, d)] : 0.0f;
-    float a = 0; // dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k . e^g_cum)^T, lower triangle
-    if (i < n && j <= i) {
-      const float b_j = beta_of(beta, bos + j, hd, d);
-      float from_u = 0, from_w = 0;
-      for (int jv = 0; jv < d.V; ++jv)
-        from_u += dv2[at_v(bos + i, hd, jv, d)] * (b_j * load(v, at_v(bos + j, hd, jv, d)));
-      for (int col = 0; col < d.K; ++col)
-        from_w +=
-            dw[at_k(bos + i, hd, col, d)] *
-            (b_j * (load(k, at_k(bos + j, hd, col, d)) * expf(gate(g_cum, bos + j, hd, col, d))));
-      a = from_u + from_w;
+    s.A[i][j] = i < n ? A_stage[at_score(bos + i, hd, j, d)] : 0.0f;
+  }
+  if (tid < n)
+    s.beta[tid] = beta_of(beta, bos + tid, hd, d);
+  // dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k . e^g_cum)^T, lower triangle
+  float from_u[PAIRS] = {}, from_w[PAIRS] = {};
+  for (int c0 = 0; c0 < d.V; c0 += KS) {
+    __syncthreads(); // beta is staged; the previous slice is no longer read
+    for (int e = tid; e < n * KS; e += THREADS) {
+      const int r = e / KS, jv = e % KS;
+      s.slices.left[r][jv] = dv2[at_v(bos + r, hd, c0 + jv, d)];
+      s.slices.right[r][jv] = s.beta[r] * load(v, at_v(bos + r, hd, c0 + jv, d));
     }
-    dA[i][j] = a;
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < PAIRS; ++p) {
+      const int e = tid + p * THREADS, i = e / C, j = e % C;
+      if (i < n && j <= i)
+        for (int jv = 0; jv < KS; ++jv)
+          from_u[p] += s.slices.left[i][jv] * s.slices.right[j][jv];
+    }
+  }
+  for (int c0 = 0; c0 < d.K; c0 += KS) {
+    __syncthreads();
+    for (int e = tid; e < n * KS; e += THREADS) {
+      const int r = e / KS, kc = e % KS;
+      s.slices.left[r][kc] = dw[at_k(bos + r, hd, c0 + kc, d)];
+      s.slices.right[r][kc] = s.beta[r] * (load(k, at_k(bos + r, hd, c0 + kc, d)) *
+                                           expf(gate(g_cum, bos + r, hd, c0 + kc, d)));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < PAIRS; ++p) {
+      const int e = tid + p * THREADS, i = e / C, j = e % C;
+      if (i < n && j <= i)
+        for (int kc = 0; kc < KS; ++kc)
+          from_w[p] += s.slices.left[i][kc] * s.slices.right[j][kc];
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < PAIRS; ++p) {
+    const int e = tid + p * THREADS, i = e / C, j = e % C;
+    s.dA[i][j] = (i < n && j <= i) ? from_u[p] + from_w[p] : 0.0f;
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // T = A^T dA
+  for (int e = tid; e < C * C; e += THREADS) { // T = A^T dA
     const int i = e / C, j = e % C;
     float x = 0;
     if (i < n && j < n)
       for (int m = max(i, j); m < n; ++m)
-        x += A[m][i] * dA[m][j];
-    T[i][j] = x;
+        x += s.A[m][i] * s.dA[m][j];
+    s.T[i][j] = x;
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // dA0 = -(T A^T), strictly lower
+  for (int e = tid; e < C * C; e += THREADS) { // dA0 = -(T A^T), strictly lower
     const int i = e / C, j = e % C;
     float x = 0;
     if (i < n && j < i)
       for (int m = 0; m <= j; ++m)
-        x += T[i][m] * A[j][m];
-    dA[i][j] = -x;
+        x += s.T[i][m] * s.A[j][m];
+    s.dA[i][j] = -x;
   }
-  __syncthreads();
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // X = k k^T . R, strictly lower
-    const int i = e / C, j = e % C;
-    float x = 0;
-    if (i < n && j < i)
-      for (int col = 0; col < d.K; ++col)
-        x += load(k, at_k(bos + i, hd, col, d)) * load(k, at_k(bos + j, hd, col, d)) *
-             decay(g_cum, bos + i, bos + j, hd, col, d);
-    T[i][j] = x;
+  // X = k k^T . R, strictly lower (decayed_scores synchronises before it writes T)
+  decayed_scores(k, 1.0f, k, g_cum, rows, hd, d, true, s.T, nullptr, s.keys);
+  for (int e = tid; e < n * d.K; e += THREADS) {
+    const int r = e / d.K, kc = e % d.K;
+    s.keyed.k[r][kc] = load(k, at_k(bos + r, hd, kc, d));
+    s.keyed.g[r][kc] = gate(g_cum, bos + r, hd, kc, d);
+    s.keyed.dw[r][kc] = dw[at_k(bos + r, hd, kc, d)];
   }
   __syncthreads();
   // dk and the gate through w (k . e^g_cum) and A0 = Diag(beta) X, dX = Diag(beta) dA0
-  const int col = threadIdx.x % d.K;
-  for (int i = threadIdx.x / d.K; i < n; i += THREADS / d.K) {
-    const int r = bos + i;
-    const float g_i = gate(g_cum, r, hd, col, d), b_i = beta_of(beta, r, hd, d);
-    const float k_i = load(k, at_k(r, hd, col, d)), up = expf(g_i);
+  const int col = tid % d.K;
+  for (int i = tid / d.K; i < n; i += THREADS / d.K) {
+    const float g_i = s.keyed.g[i][col], b_i = s.beta[i];
+    const float k_i = s.keyed.k[i][col], up = expf(g_i);
     float at_dw = 0; // (A^T dw)_ic
     for (int m = i; m < n; ++m)
-      at_dw += A[m][i] * dw[at_k(bos + m, hd, col, d)];
+      at_dw += s.A[m][i] * s.keyed.dw[m][col];
     float dk_left = 0; // sum_{j<i} dX_ij k_jc R_ijc
     for (int j = 0; j < i; ++j)
-      dk_left += (b_i * dA[i][j]) * load(k, at_k(bos + j, hd, col, d)) *
-                 expf(g_i - gate(g_cum, bos + j, hd, col, d));
+      dk_left += (b_i * s.dA[i][j]) * s.keyed.k[j][col] * expf(g_i - s.keyed.g[j][col]);
     float dk_right = 0; // sum_{m>i} dX_mi k_mc R_mic
     for (int m = i + 1; m < n; ++m)
-      dk_right += (beta_of(beta, bos + m, hd, d) * dA[m][i]) * load(k, at_k(bos + m, hd, col, d)) *
-                  expf(gate(g_cum, bos + m, hd, col, d) - g_i);
+      dk_right += (s.beta[m] * s.dA[m][i]) * s.keyed.k[m][col] * expf(s.keyed.g[m][col] - g_i);
     const float dk_decayed = b_i * at_dw;
-    const long at = at_k(r, hd, col, d);
+    const long at = at_k(bos + i, hd, col, d);
     store(dk, at, dk_qkw[at] + ((up * dk_decayed + dk_left) + dk_right));
     dG[at] += (k_i * up) * dk_decayed + k_i * dk_left - k_i * dk_right;
   }
-  for (int e = threadIdx.x; e < n * d.V; e += blockDim.x) { // dv = Diag(beta) A^T dv2
-    const int i = e / d.V, jv = e % d.V;
-    float at_du = 0;
-    for (int m = i; m < n; ++m)
-      at_du += A[m][i] * dv2[at_v(bos + m, hd, jv, d)];
-    store(dv, at_v(bos + i, hd, jv, d), beta_of(beta, bos + i, hd, d) * at_du);
-  }
-  if (threadIdx.x < n) { // dbeta_i = (A^T dv2)_i . v_i + (A^T dw)_i . (k . e^g)_i + dA0_i . X_i
-    const int i = threadIdx.x, r = bos + i;
-    float from_u = 0, from_w = 0, from_A0 = 0;
-    for (int jv = 0; jv < d.V; ++jv) {
-      float at_du = 0;
-      for (int m = i; m < n; ++m)
-        at_du += A[m][i] * dv2[at_v(bos + m, hd, jv, d)];
-      from_u += at_du * load(v, at_v(r, hd, jv, d));
-    }
+  if (tid < n) { // dbeta's parts through w and A0: (A^T dw)_i . (k . e^g)_i, dA0_i . X_i
+    const int i = tid;
+    float from_dw = 0, from_A0 = 0;
     for (int kc = 0; kc < d.K; ++kc) {
       float at_dw = 0;
       for (int m = i; m < n; ++m)
-        at_dw += A[m][i] * dw[at_k(bos + m, hd, kc, d)];
-      from_w += at_dw * (load(k, at_k(r, hd, kc, d)) * expf(gate(g_cum, r, hd, kc, d)));
+        at_dw += s.A[m][i] * s.keyed.dw[m][kc];
+      from_dw += at_dw * (s.keyed.k[i][kc] * expf(s.keyed.g[i][kc]));
     }
     for (int j = 0; j < i; ++j)
-      from_A0 += dA[i][j] * T[i][j];
-    dbeta[static_cast<long>(r) * d.H + hd] = from_u + from_w + from_A0;
+      from_A0 += s.dA[i][j] * s.T[i][j];
+    s.dbeta_w[i] = from_dw;
+    s.dbeta_A0[i] = from_A0;
+  }
+  __syncthreads(); // the keyed rows are no longer read
+  for (int e = tid; e < n * d.V; e += THREADS) {
+    const int r = e / d.V, jv = e % d.V;
+    s.valued.dv2[r][jv] = dv2[at_v(bos + r, hd, jv, d)];
+    s.valued.v[r][jv] = load(v, at_v(bos + r, hd, jv, d));
+  }
+  __syncthreads();
+  for (int e = tid; e < n * d.V; e += THREADS) { // dv = Diag(beta) A^T dv2
+    const int i = e / d.V, jv = e % d.V;
+    float at_du = 0;
+    for (int m = i; m < n; ++m)
+      at_du += s.A[m][i] * s.valued.dv2[m][jv];
+    store(dv, at_v(bos + i, hd, jv, d), s.beta[i] * at_du);
+  }
+  if (tid < n) { // dbeta_i = (A^T dv2)_i . v_i + (A^T dw)_i . (k . e^g)_i + dA0_i . X_i
+    const int i = tid;
+    float from_dv2 = 0;
+    for (int jv = 0; jv < d.V; ++jv) {
+      float at_du = 0;
+      for (int m = i; m < n; ++m)
+        at_du += s.A[m][i] * s.valued.dv2[m][jv];
+      from_dv2 += at_du * s.valued.v[i][jv];
+    }
+    dbeta[static_cast<long>(bos + i) * d.H + hd] = from_dv2 + s.dbeta_w[i] + s.dbeta_A0[i];
   }
 }
 
@@ -518,14 +640,18 @@ void launch_chunk_bwd_dqkwg(const void *q, const void *k, const float *v_new, co
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_bwd_dqkwg_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
-                                              in<__half>(d_o), dh, dv2, out<__half>(dq), dk_qkw, dw,
-                                              dG, t, d);
-  else
-    chunk_bwd_dqkwg_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new,
-                                              g_cum, h, in<__nv_bfloat16>(d_o), dh, dv2,
-                                              out<__nv_bfloat16>(dq), dk_qkw, dw, dG, t, d);
+  const int bytes = static_cast<int>(sizeof(DqkwgShared));
+  if (d.fp16) {
+    allow_shared_memory(chunk_bwd_dqkwg_kernel<__half>, bytes, "chunk_bwd_dqkwg_kernel");
+    chunk_bwd_dqkwg_kernel<<<grid, THREADS, bytes>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
+                                                     in<__half>(d_o), dh, dv2, out<__half>(dq),
+                                                     dk_qkw, dw, dG, t, d);
+  } else {
+    allow_shared_memory(chunk_bwd_dqkwg_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dqkwg_kernel");
+    chunk_bwd_dqkwg_kernel<<<grid, THREADS, bytes>>>(
+        in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new, g_cum, h, in<__nv_bfloat16>(d_o), dh,
+        dv2, out<__nv_bfloat16>(dq), dk_qkw, dw, dG, t, d);
+  }
   check_sync("chunk_bwd_dqkwg_kernel");
 }
 
@@ -536,14 +662,18 @@ void launch_chunk_wy_bwd(const void *k, const void *v, const float *beta, const 
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_wy_bwd_kernel<<<grid, THREADS>>>(in<__half>(k), in<__half>(v), beta, g_cum, A, dw, dv2,
-                                           dk_qkw, out<__half>(dk), out<__half>(dv), dbeta, dG, t,
-                                           d);
-  else
-    chunk_wy_bwd_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta, g_cum,
-                                           A, dw, dv2, dk_qkw, out<__nv_bfloat16>(dk),
-                                           out<__nv_bfloat16>(dv), dbeta, dG, t, d);
+  const int bytes = static_cast<int>(sizeof(WyBwdShared));
+  if (d.fp16) {
+    allow_shared_memory(chunk_wy_bwd_kernel<__half>, bytes, "chunk_wy_bwd_kernel");
+    chunk_wy_bwd_kernel<<<grid, THREADS, bytes>>>(in<__half>(k), in<__half>(v), beta, g_cum, A, dw,
+                                                  dv2, dk_qkw, out<__half>(dk), out<__half>(dv),
+                                                  dbeta, dG, t, d);
+  } else {
+    allow_shared_memory(chunk_wy_bwd_kernel<__nv_bfloat16>, bytes, "chunk_wy_bwd_kernel");
+    chunk_wy_bwd_kernel<<<grid, THREADS, bytes>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta,
+                                                  g_cum, A, dw, dv2, dk_qkw, out<__nv_bfloat16>(dk),
+                                                  out<__nv_bfloat16>(dv), dbeta, dG, t, d);
+  }
   check_sync("chunk_wy_bwd_kernel");
 }
 

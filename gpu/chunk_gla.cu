@@ -36,9 +36,9 @@
 //   dG = q . dq - k . dk, dg = its reverse cumulative sum over the sequence, with
 //        rowsum(S_T . dS_T) added at the last row (summed over keys for a scalar gate).
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, gate, chunk_rows,
-                                   // chunk_scores, chunk_fwd_o_kernel, check_sync, check_status,
-                                   // state_grid, read_state_tile, write_state_tile,
-                                   // decay_and_add, KeySlices, KS
+                                   // chunk_scores, chunk_fwd_o_kernel, check_sync,
+                                   // allow_shared_memory, state_grid, read_state_tile,
+                                   // write_state_tile, decay_and_add, KeySlices, KS
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -354,17 +354,13 @@ void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const fl
   const dim3 grid(t.NC, d.H);
   const int bytes = static_cast<int>(bwd_dqkv_shared_bytes);
   if (d.fp16) {
-    check_status(cudaFuncSetAttribute(chunk_bwd_dqkv_kernel<__half>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                 "chunk_bwd_dqkv_kernel: shared memory");
+    allow_shared_memory(chunk_bwd_dqkv_kernel<__half>, bytes, "chunk_bwd_dqkv_kernel");
     chunk_bwd_dqkv_kernel<<<grid, THREADS, bytes>>>(
         static_cast<const __half *>(q), static_cast<const __half *>(k),
         static_cast<const __half *>(v), g_cum, h, static_cast<const __half *>(d_o), dh,
         static_cast<__half *>(dq), static_cast<__half *>(dk), static_cast<__half *>(dv), dG, t, d);
   } else {
-    check_status(cudaFuncSetAttribute(chunk_bwd_dqkv_kernel<__nv_bfloat16>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-                 "chunk_bwd_dqkv_kernel: shared memory");
+    allow_shared_memory(chunk_bwd_dqkv_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dqkv_kernel");
     chunk_bwd_dqkv_kernel<<<grid, THREADS, bytes>>>(
         static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
         static_cast<const __nv_bfloat16 *>(v), g_cum, h, static_cast<const __nv_bfloat16 *>(d_o),

@@ -109,29 +109,30 @@ struct KeySlices {
   float q[C][KS + 1], k[C][KS + 1], g[C][KS + 1];
 };
 
-/// A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc) for j <= i < n, zero elsewhere, into
-/// shared memory (all C x C entries) and, when A_out is given, into the A stage. The keys go
-/// through `s` KS columns at a time; each thread keeps its C * C / THREADS entries in
-/// registers, so every entry still sums its terms in key order. Ends synchronised: A is
-/// visible to the block and `s` free for other use.
+/// A_ij = sum_c (scale l_ic) r_jc exp(g_cum_ic - g_cum_jc) for j <= i < n (j < i when
+/// `strictly_lower`), zero elsewhere, into shared memory (all C x C entries) and, when A_out is
+/// given, into a stage. The keys go through `s` KS columns at a time; each thread keeps its C *
+/// C / THREADS entries in registers, so every entry still sums its terms in key order. Ends
+/// synchronised: A is visible to the block and `s` free for other use.
 template <class In>
-__device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
-                             const ChunkDims &d, float (*A)[C], float *A_out, KeySlices &s) {
+__device__ void decayed_scores(const In *l, float scale, const In *r, const float *g_cum,
+                               ChunkRows rows, int hd, const ChunkDims &d, bool strictly_lower,
+                               float (*A)[C], float *A_out, KeySlices &s) {
   constexpr int PAIRS = C * C / THREADS;
   float a[PAIRS] = {};
   for (int c0 = 0; c0 < d.K; c0 += KS) {
     __syncthreads(); // the previous slice is no longer read
     for (int e = threadIdx.x; e < rows.n * KS; e += blockDim.x) {
-      const int r = e / KS, col = e % KS, at = rows.bos + r;
-      s.q[r][col] = load(q, at_k(at, hd, c0 + col, d)) * d.scale;
-      s.k[r][col] = load(k, at_k(at, hd, c0 + col, d));
-      s.g[r][col] = gate(g_cum, at, hd, c0 + col, d);
+      const int row = e / KS, col = e % KS, at = rows.bos + row;
+      s.q[row][col] = load(l, at_k(at, hd, c0 + col, d)) * scale;
+      s.k[row][col] = load(r, at_k(at, hd, c0 + col, d));
+      s.g[row][col] = gate(g_cum, at, hd, c0 + col, d);
     }
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < PAIRS; ++p) {
       const int e = threadIdx.x + p * THREADS, i = e / C, j = e % C;
-      if (i < rows.n && j <= i)
+      if (i < rows.n && (strictly_lower ? j < i : j <= i))
         for (int col = 0; col < KS; ++col)
           a[p] += s.q[i][col] * s.k[j][col] * expf(s.g[i][col] - s.g[j][col]);
     }
@@ -144,6 +145,28 @@ __device__ void chunk_scores(const In *q, const In *k, const float *g_cum, Chunk
       A_out[at_score(rows.bos + i, hd, j, d)] = a[p];
   }
   __syncthreads();
+}
+
+/// The chunk's scores A_ij = sum_c q~_ic k_jc exp(g_cum_ic - g_cum_jc), j <= i (as
+/// decayed_scores).
+template <class In>
+__device__ void chunk_scores(const In *q, const In *k, const float *g_cum, ChunkRows rows, int hd,
+                             const ChunkDims &d, float (*A)[C], float *A_out, KeySlices &s) {
+  decayed_scores(q, d.scale, k, g_cum, rows, hd, d, false, A, A_out, s);
+}
+
+/// out_i,c0+col = sum_{m<=i} A_im x_m,col for the rows i < n of a chunk and the KS columns of a
+/// slice x in shared memory, in m order; `put(i, col, value)` stores each. The caller
+/// synchronises before (x staged) and after (x free).
+template <class Put>
+__device__ void lower_times_slice(const float (*A)[C], const float (*x)[KS + 1], int n, Put put) {
+  for (int e = threadIdx.x; e < n * KS; e += blockDim.x) {
+    const int i = e / KS, col = e % KS;
+    float acc = 0;
+    for (int m = 0; m <= i; ++m)
+      acc += A[i][m] * x[m][col];
+    put(i, col, acc);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -212,6 +235,12 @@ inline void check_status(cudaError_t status, const char *what) {
 }
 
 inline void check(const char *kernel) { check_status(cudaGetLastError(), kernel); }
+
+/// Lets `kernel` take `bytes` of dynamic shared memory, beyond the 48 KB every kernel may.
+template <class Kernel> void allow_shared_memory(Kernel *kernel, int bytes, const char *name) {
+  check_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               (std::string(name) + ": shared memory").c_str());
+}
 
 inline void check_sync(const char *kernel) {
   check(kernel);

@@ -1,0 +1,74 @@
+#!/bin/bash
+# ruleproof: where each kernel rule's time goes, kernel by kernel, read by Nsight Compute on a
+# Hopper GPU. For each rule, `gpu_bench --warmup 0 --repeat 1` (one forward, then one forward +
+# backward, at gpu_bench's default shape) runs under ncu, every launch of the project's kernels
+# profiled: its duration, and its compute (SM) and memory throughput as a share of the GPU's
+# peak. The clocks are left alone (--clock-control none). Durations under ncu are those of each
+# kernel alone, without the host API's synchronisation between launches.
+#
+# usage: gpu/bench/profile_kernels.sh CARRY [RULE...]   (CARRY as gpu/tests/run_on_device.sh's)
+# writes $OUT/profile.md (one table per rule: each kernel's launches, summed time, share of the
+# rule's time, mean throughputs) and $OUT/profile_csv.tar.gz (ncu's rows and messages, a file
+# per rule).
+set -u -o pipefail
+CARRY=${1:?usage: profile_kernels.sh CARRY [RULE...]}
+shift
+rules=("$@")
+[ ${#rules[@]} -gt 0 ] || rules=(simple_gla gla gated_delta_rule kda dplr_fla gated_oja)
+OUT=${OUT:-reports/out}
+mkdir -p "$OUT"
+raw=$(mktemp -d)
+cublas=$(find /usr/local -name 'libcublas.so.*' 2>/dev/null | head -1)
+export LD_LIBRARY_PATH=$PWD/$CARRY/lib${cublas:+:$(dirname "$cublas")}
+metrics=gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
+metrics+=,launch__registers_per_thread
+for rule in "${rules[@]}"; do
+  echo "== $rule"
+  ncu --clock-control none --csv --print-units base --kernel-name-base function \
+    --kernel-name 'regex:chunk|transpose' --metrics "$metrics" \
+    "$CARRY/bin/gpu_bench" --warmup 0 --repeat 1 --rule "$rule" --out "/tmp/profile_$rule.json" \
+    >"$raw/profile_$rule.csv" 2>"$raw/profile_$rule.err"
+  echo "ncu exit $?"
+done
+python3 - "$raw" "${rules[@]}" <<'EOF' | tee "$OUT/profile.md"
+import csv, re, sys
+from collections import defaultdict
+raw, rules = sys.argv[1], sys.argv[2:]
+def short(name):  # "void <unnamed>::chunk_x_kernel<__nv_bfloat16>(const T1 *, ...)" -> "chunk_x_kernel<bf16>"
+    name = re.sub(r"\(.*$", "", re.sub(r"^void ", "", name))
+    name = re.sub(r"^.*::", "", name)
+    return name.replace("__nv_bfloat16", "bf16").replace("__half", "fp16")
+for rule in rules:
+    rows = [r for r in csv.reader(open(f"{raw}/profile_{rule}.csv")) if len(r) > 10]
+    if not rows or "Metric Name" not in rows[0]:
+        print(f"\n{rule}: no profile (see profile_{rule}.err)\n")
+        continue
+    head = rows[0]
+    col = {name: head.index(name) for name in ("ID", "Kernel Name", "Grid Size", "Block Size",
+                                               "Metric Name", "Metric Value")}
+    launches = defaultdict(dict)  # (kernel, launch id) -> metric -> value
+    shape = {}
+    for r in rows[1:]:
+        if r[col["ID"]] == "ID" or not r[col["ID"]].isdigit():
+            continue
+        name = short(r[col["Kernel Name"]])
+        launches[(name, r[col["ID"]])][r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
+        shape[name] = (r[col["Grid Size"]], r[col["Block Size"]])
+    per = defaultdict(list)
+    for (name, _), m in launches.items():
+        per[name].append(m)
+    total = sum(m["gpu__time_duration.sum"] for ms in per.values() for m in ms)
+    print(f"\n### {rule}: {total / 1e6:.3f} ms in {sum(map(len, per.values()))} launches "
+          "(one forward, then one forward + backward)\n")
+    print("| kernel | launches | ms | share | SM % of peak | memory % of peak | registers | grid | block |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, ms in sorted(per.items(), key=lambda kv: -sum(m["gpu__time_duration.sum"] for m in kv[1])):
+        t = sum(m["gpu__time_duration.sum"] for m in ms)
+        mean = lambda key: sum(m.get(key, 0) for m in ms) / len(ms)
+        print(f"| {name} | {len(ms)} | {t / 1e6:.3f} | {100 * t / total:.1f}% "
+              f"| {mean('sm__throughput.avg.pct_of_peak_sustained_elapsed'):.1f} "
+              f"| {mean('gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed'):.1f} "
+              f"| {mean('launch__registers_per_thread'):.0f} | {shape[name][0]} | {shape[name][1]} |")
+EOF
+tar -czf "$OUT/profile_csv.tar.gz" -C "$raw" .
