@@ -19,8 +19,10 @@
 //      (sequence, head, value tile), fp32 CUDA-core arithmetic, every decay exp(g_cum_i -
 //      g_cum_j) taken pairwise, the triangular solve one column a thread. No tensor cores.
 //   2. (this one) the same arithmetic in the same order, with the operands of chunk_wy_fwd,
-//      chunk_bwd_dqkwg and chunk_wy_bwd staged in shared memory, as chunk_gla.cu's version 2 stages
-//      its own: KS columns at a time, each thread's sums kept in registers.
+//      chunk_bwd_dqkwg, chunk_wy_bwd, chunk_delta_fwd_h and chunk_bwd_dhu staged in shared
+//      memory, as chunk_gla.cu's version 2 stages its own (KS columns at a time, each thread's
+//      sums kept in registers); the state kernels keep a copy of their state tile in shared
+//      memory beside the chunk's rows of w.
 //
 // Per chunk of n rows with start state h (K x V), g_cum the gate summed from the chunk start,
 // q~ = scale q, gl = g_cum of the chunk's last row, R_ijc = exp(g_cum_ic - g_cum_jc):
@@ -121,16 +123,24 @@ __global__ void chunk_wy_fwd_kernel(const In *k, const In *v, const float *beta,
 }
 
 // ---------------------------------------------------------------------------------------
-// chunk_fwd_h: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks in
-// order, keeping K x BV entries of the state in registers (entry e = tid + m THREADS is row
-// e / BV, column e % BV of the tile), as chunk_gla.cu's chunk_fwd_h does; v_new reads the
-// chunk's start state back from h[c], just written by the block.
+// chunk_fwd_h: grid (N, H, V / BV), THREADS threads, sizeof(DeltaFwdHShared) of dynamic shared
+// memory; the block walks its sequence's chunks in order, keeping K x BV entries of the state in
+// registers (entry e = tid + m THREADS is row e / BV, column e % BV of the tile), as
+// chunk_gla.cu's chunk_fwd_h does, and a copy of them in shared memory for v_new, beside the
+// chunk's rows of w.
+struct DeltaFwdHShared {
+  float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
+  float w[C][MAX_K];
+  float h[MAX_K][BV]; // the state at the chunk's start, the block's value columns
+  float v_new[C][BV];
+};
+
 template <class In>
 __global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const float *u,
                                          const float *g_cum, const float *h0, float *h,
                                          float *v_new, float *ht, DeviceChunkTable t, ChunkDims d) {
-  __shared__ float k_decayed[C][MAX_K]; // k_jc exp(gl_c - g_cum_jc)
-  __shared__ float v_new_tile[C][BV];
+  extern __shared__ float4 delta_fwd_h_shared[];
+  DeltaFwdHShared &s = *reinterpret_cast<DeltaFwdHShared *>(delta_fwd_h_shared);
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
   float state[STATE_PER_THREAD];
   read_state_tile(state, h0, n, hd, v0, d);
@@ -138,25 +148,33 @@ __global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const floa
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
     write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
-    __syncthreads(); // h[c] is visible to the block; the previous chunk's tiles are not read
-    for (int e = tid; e < rows.n * BV; e += THREADS) { // v_new = u - w h
-      const int r = e / BV, j = e % BV;
-      float wh = 0;
-      for (int i = 0; i < d.K; ++i)
-        wh += w[at_k(rows.bos + r, hd, i, d)] * h[at_state(c, hd, i, v0 + j, d)];
-      const float x = u[at_v(rows.bos + r, hd, v0 + j, d)] - wh;
-      v_new_tile[r][j] = x;
-      v_new[at_v(rows.bos + r, hd, v0 + j, d)] = x;
+    __syncthreads();                          // the previous chunk's tiles are no longer read
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS;
+      if (e < d.K * BV)
+        s.h[e / BV][e % BV] = state[m];
     }
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
-      k_decayed[r][col] =
+      s.w[r][col] = w[at_k(rows.bos + r, hd, col, d)];
+      s.k_decayed[r][col] =
           load(k, at_k(rows.bos + r, hd, col, d)) *
           expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
     }
     __syncthreads();
+    for (int e = tid; e < rows.n * BV; e += THREADS) { // v_new = u - w h
+      const int r = e / BV, j = e % BV;
+      float wh = 0;
+      for (int i = 0; i < d.K; ++i)
+        wh += s.w[r][i] * s.h[i][j];
+      const float x = u[at_v(rows.bos + r, hd, v0 + j, d)] - wh;
+      s.v_new[r][j] = x;
+      v_new[at_v(rows.bos + r, hd, v0 + j, d)] = x;
+    }
+    __syncthreads();
     // h' = Diag(e^gl) h + K_dec^T V_new
-    decay_and_add(state, k_decayed, v_new_tile, rows.n, g_cum, last, hd, d);
+    decay_and_add(state, s.k_decayed, s.v_new, rows.n, g_cum, last, hd, d);
   }
   write_state_tile(state, ht, n, hd, v0, d);
 }
@@ -182,15 +200,23 @@ __global__ void chunk_bwd_dv_local_kernel(const In *q, const In *k, const float 
 }
 
 // ---------------------------------------------------------------------------------------
-// chunk_bwd_dhu: grid (N, H, V / BV), THREADS threads; the block walks its sequence's chunks
-// backwards, keeping K x BV entries of dh in registers (as chunk_delta_fwd_h keeps the state)
-// and completing dv2 for its value columns, which reads dh back from dh[c].
+// chunk_bwd_dhu: grid (N, H, V / BV), THREADS threads, sizeof(DhuShared) of dynamic shared
+// memory; the block walks its sequence's chunks backwards, keeping K x BV entries of dh in
+// registers (as chunk_delta_fwd_h keeps the state) and a copy of them in shared memory, and
+// completes dv2 for its value columns; the chunk's rows of w and dO are staged beside them.
+struct DhuShared {
+  float tile[C][MAX_K]; // k . e^{gl - g_cum}, then q~ . e^g_cum
+  float w[C][MAX_K];
+  float dh[MAX_K][BV]; // the gradient of the state after the chunk, the block's value columns
+  float dv2[C][BV], d_o[C][BV];
+};
+
 template <class In>
 __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, const float *g_cum,
                                      const In *d_o, const float *dht, float *dv2, float *dh,
                                      float *dh0, DeviceChunkTable t, ChunkDims d) {
-  __shared__ float tile[C][MAX_K]; // k . e^{gl - g_cum}, then q~ . e^g_cum
-  __shared__ float dv2_tile[C][BV];
+  extern __shared__ float4 dhu_shared[];
+  DhuShared &s = *reinterpret_cast<DhuShared *>(dhu_shared);
   const int n = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV, tid = threadIdx.x;
   const int entries = d.K * BV;
   float grad[STATE_PER_THREAD];
@@ -199,28 +225,39 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
     const ChunkRows rows = chunk_rows(t, c);
     const int last = rows.bos + rows.n - 1;
     write_state_tile(grad, dh, c, hd, v0, d); // the gradient of the state after chunk c
-    __syncthreads(); // dh[c] is visible to the block; the previous chunk's tiles are not read
+    __syncthreads();                          // the previous chunk's tiles are no longer read
+#pragma unroll
+    for (int m = 0; m < STATE_PER_THREAD; ++m) {
+      const int e = tid + m * THREADS;
+      if (e < entries)
+        s.dh[e / BV][e % BV] = grad[m];
+    }
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
-      tile[r][col] = load(k, at_k(rows.bos + r, hd, col, d)) *
-                     expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      s.w[r][col] = w[at_k(rows.bos + r, hd, col, d)];
+      s.tile[r][col] = load(k, at_k(rows.bos + r, hd, col, d)) *
+                       expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+    }
+    for (int e = tid; e < rows.n * BV; e += THREADS) {
+      const int r = e / BV, j = e % BV;
+      s.d_o[r][j] = load(d_o, at_v(rows.bos + r, hd, v0 + j, d));
     }
     __syncthreads();
     for (int e = tid; e < rows.n * BV; e += THREADS) { // dv2 += (k . e^{gl - g_cum}) dh
       const int r = e / BV, j = e % BV;
       float k_dh = 0;
       for (int i = 0; i < d.K; ++i)
-        k_dh += tile[r][i] * dh[at_state(c, hd, i, v0 + j, d)];
+        k_dh += s.tile[r][i] * s.dh[i][j];
       const long at = at_v(rows.bos + r, hd, v0 + j, d);
       const float x = dv2[at] + k_dh;
       dv2[at] = x;
-      dv2_tile[r][j] = x;
+      s.dv2[r][j] = x;
     }
     __syncthreads();
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
-      tile[r][col] = (load(q, at_k(rows.bos + r, hd, col, d)) * d.scale) *
-                     expf(gate(g_cum, rows.bos + r, hd, col, d));
+      s.tile[r][col] = (load(q, at_k(rows.bos + r, hd, col, d)) * d.scale) *
+                       expf(gate(g_cum, rows.bos + r, hd, col, d));
     }
     __syncthreads();
 #pragma unroll
@@ -229,8 +266,8 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
       if (e < entries) {
         float q_do = 0, w_dv2 = 0;
         for (int r = 0; r < rows.n; ++r) {
-          q_do += tile[r][i] * load(d_o, at_v(rows.bos + r, hd, v0 + j, d));
-          w_dv2 += w[at_k(rows.bos + r, hd, i, d)] * dv2_tile[r][j];
+          q_do += s.tile[r][i] * s.d_o[r][j];
+          w_dv2 += s.w[r][i] * s.dv2[r][j];
         }
         grad[m] = (expf(gate(g_cum, last, hd, i, d)) * grad[m] + q_do) - w_dv2;
       }
@@ -580,12 +617,16 @@ void launch_chunk_delta_fwd_h(const void *k, const float *w, const float *u, con
                               const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
-  if (d.fp16)
-    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(in<__half>(k), w, u, g_cum, h0, h,
-                                                            v_new, ht, t, d);
-  else
-    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(in<__nv_bfloat16>(k), w, u, g_cum, h0,
-                                                            h, v_new, ht, t, d);
+  const int bytes = static_cast<int>(sizeof(DeltaFwdHShared));
+  if (d.fp16) {
+    allow_shared_memory(chunk_delta_fwd_h_kernel<__half>, bytes, "chunk_delta_fwd_h_kernel");
+    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS, bytes>>>(in<__half>(k), w, u, g_cum, h0,
+                                                                   h, v_new, ht, t, d);
+  } else {
+    allow_shared_memory(chunk_delta_fwd_h_kernel<__nv_bfloat16>, bytes, "chunk_delta_fwd_h_kernel");
+    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS, bytes>>>(in<__nv_bfloat16>(k), w, u,
+                                                                   g_cum, h0, h, v_new, ht, t, d);
+  }
   check_sync("chunk_delta_fwd_h_kernel");
 }
 
@@ -623,13 +664,17 @@ void launch_chunk_bwd_dhu(const void *q, const void *k, const float *w, const fl
                           const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
-  if (d.fp16)
-    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS>>>(in<__half>(q), in<__half>(k), w, g_cum,
-                                                        in<__half>(d_o), dht, dv2, dh, dh0, t, d);
-  else
-    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k),
-                                                        w, g_cum, in<__nv_bfloat16>(d_o), dht, dv2,
-                                                        dh, dh0, t, d);
+  const int bytes = static_cast<int>(sizeof(DhuShared));
+  if (d.fp16) {
+    allow_shared_memory(chunk_bwd_dhu_kernel<__half>, bytes, "chunk_bwd_dhu_kernel");
+    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS, bytes>>>(
+        in<__half>(q), in<__half>(k), w, g_cum, in<__half>(d_o), dht, dv2, dh, dh0, t, d);
+  } else {
+    allow_shared_memory(chunk_bwd_dhu_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dhu_kernel");
+    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS, bytes>>>(
+        in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), w, g_cum, in<__nv_bfloat16>(d_o), dht, dv2, dh,
+        dh0, t, d);
+  }
   check_sync("chunk_bwd_dhu_kernel");
 }
 

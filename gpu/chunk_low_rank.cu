@@ -16,10 +16,12 @@
 //   nvcc -std=c++17 -gencode=arch=compute_90,code=sm_90 -I. -c gpu/chunk_low_rank.cu
 //
 // Versions:
-//   1. (this one) readable first, as chunk_delta.cu's version 1: one block per (chunk, head) or
+//   1. readable first, as chunk_delta.cu's version 1: one block per (chunk, head) or
 //      (sequence, head, value tile), fp32 CUDA-core arithmetic, every decay exp(g_cum_i -
 //      g_cum_j) taken pairwise (exponents <= 0), the triangular solve one column a thread
 //      (detail/chunk_device.cuh, solve_tril). No tensor cores.
+//   2. (this one) the same arithmetic in the same order, with chunk_oja_fwd_o's operands staged
+//      in shared memory, as chunk_delta.cu's version 2 stages its own.
 //
 // dplr. flash-linear-attention's S_t = A_t S_{t-1} + b_t (a_t^T S_{t-1}) + k_t v_t^T is the
 // reference's engine S_t = (A_t - a~_t d_t^T) S_{t-1} + k_t v_t^T with a~ = b and d = -a (read so,
@@ -59,8 +61,8 @@
 // q' = dO: chunk_delta.cu's backward kernels and chunk_fwd_o on those arguments, and the
 // transposes of the states here.
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
-                                   // chunk_rows, solve_tril, check_sync, state_grid, C, MAX_K,
-                                   // BV, THREADS, STATE_PER_THREAD
+                                   // chunk_rows, solve_tril, check_sync, allow_shared_memory,
+                                   // state_grid, C, MAX_K, BV, THREADS, STATE_PER_THREAD, KS
 #include "detail/low_rank_launch.hpp"
 
 #include <algorithm> // std::min
@@ -455,37 +457,85 @@ chunk_dplr_bwd_dqk_kernel(const In *q, const In *k, const In *v, const In *a_fla
 }
 
 // ---------------------------------------------------------------------------------------
-// gated_oja: chunk_oja_fwd_o: grid (NC, H), THREADS threads; one chunk of one head. d in
-// gated_oja's orientation (K keys, V values, the gate per value); h_vk [NC, H, V, K].
+// gated_oja: chunk_oja_fwd_o: grid (NC, H), THREADS threads, sizeof(OjaFwdOShared) of dynamic
+// shared memory; one chunk of one head. d in gated_oja's orientation (K keys, V values, the
+// gate per value); h_vk [NC, H, V, K]. The keys go through shared memory KS columns at a time
+// (q~, k_new and the state's rows), each thread keeping its scores and its outputs' sums in
+// registers (output e = tid + m THREADS is row e / V, value e % V); then the chunk's v and
+// g_cum are staged whole.
+struct OjaFwdOShared {
+  float P[C][C];
+  union {
+    struct {
+      float q[C][KS + 1], k_new[C][KS + 1]; // KS key columns of q~ and k_new
+      float h[MAX_K][KS + 1];               // and of the state's row of each value
+    } keys;
+    struct {
+      float v[C][MAX_K + 1], g[C][MAX_K + 1];
+    } values;
+  };
+};
+
 template <class In>
 __global__ void chunk_oja_fwd_o_kernel(const In *q, const In *v, const float *k_new,
                                        const float *g_cum, const float *h_vk, In *o,
                                        DeviceChunkTable t, ChunkDims d) {
-  __shared__ float P[C][C];
-  const int c = blockIdx.x, hd = blockIdx.y;
+  constexpr int PAIRS = C * C / THREADS, OUTS = C * MAX_K / THREADS;
+  extern __shared__ float4 oja_fwd_o_shared[];
+  OjaFwdOShared &s = *reinterpret_cast<OjaFwdOShared *>(oja_fwd_o_shared);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x;
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n, bos = rows.bos;
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x) { // P = q~ k_new^T, lower
-    const int i = e / C, j = e % C;
-    float p = 0;
-    if (i < n && j <= i)
-      for (int kc = 0; kc < d.K; ++kc)
-        p += (load(q, at_k(bos + i, hd, kc, d)) * d.scale) * k_new[at_k(bos + j, hd, kc, d)];
-    P[i][j] = p;
+  const float *h = h_vk + static_cast<long>(c * d.H + hd) * d.V * d.K; // h_vk[c][hd]
+  float p[PAIRS] = {};                                                 // P = q~ k_new^T, lower
+  float qh[OUTS] = {}; // q~_i . h_jv (the state's column jv)
+  for (int c0 = 0; c0 < d.K; c0 += KS) {
+    __syncthreads(); // the previous slice is no longer read
+    for (int e = tid; e < n * KS; e += THREADS) {
+      const int r = e / KS, kc = e % KS;
+      s.keys.q[r][kc] = load(q, at_k(bos + r, hd, c0 + kc, d)) * d.scale;
+      s.keys.k_new[r][kc] = k_new[at_k(bos + r, hd, c0 + kc, d)];
+    }
+    for (int e = tid; e < d.V * KS; e += THREADS) {
+      const int jv = e / KS, kc = e % KS;
+      s.keys.h[jv][kc] = h[static_cast<long>(jv) * d.K + c0 + kc];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < PAIRS; ++m) {
+      const int e = tid + m * THREADS, i = e / C, j = e % C;
+      if (i < n && j <= i)
+        for (int kc = 0; kc < KS; ++kc)
+          p[m] += s.keys.q[i][kc] * s.keys.k_new[j][kc];
+    }
+#pragma unroll
+    for (int m = 0; m < OUTS; ++m) {
+      const int e = tid + m * THREADS, i = e / d.V, jv = e % d.V;
+      if (i < n)
+        for (int kc = 0; kc < KS; ++kc)
+          qh[m] += s.keys.q[i][kc] * s.keys.h[jv][kc];
+    }
+  }
+  __syncthreads(); // the key slices are no longer read
+#pragma unroll
+  for (int m = 0; m < PAIRS; ++m)
+    s.P[(tid + m * THREADS) / C][(tid + m * THREADS) % C] = p[m];
+  for (int e = tid; e < n * d.V; e += THREADS) {
+    const int r = e / d.V, jv = e % d.V;
+    s.values.v[r][jv] = load(v, at_v(bos + r, hd, jv, d));
+    s.values.g[r][jv] = gate(g_cum, bos + r, hd, jv, d);
   }
   __syncthreads();
-  const float *h = h_vk + static_cast<long>(c * d.H + hd) * d.V * d.K; // h_vk[c][hd]
-  for (int e = threadIdx.x; e < n * d.V; e += blockDim.x) {
-    const int i = e / d.V, jv = e % d.V, r = bos + i;
-    const float g_i = gate(g_cum, r, hd, jv, d);
-    float qh = 0; // q~_i . h_jv (the state's column jv)
-    for (int kc = 0; kc < d.K; ++kc)
-      qh += (load(q, at_k(r, hd, kc, d)) * d.scale) * h[static_cast<long>(jv) * d.K + kc];
-    float acc = expf(g_i) * qh;
-    for (int j = 0; j <= i; ++j)
-      acc +=
-          P[i][j] * load(v, at_v(bos + j, hd, jv, d)) * expf(g_i - gate(g_cum, bos + j, hd, jv, d));
-    store(o, at_v(r, hd, jv, d), acc);
+#pragma unroll
+  for (int m = 0; m < OUTS; ++m) {
+    const int e = tid + m * THREADS, i = e / d.V, jv = e % d.V;
+    if (i < n) {
+      const float g_i = s.values.g[i][jv];
+      float acc = expf(g_i) * qh[m];
+      for (int j = 0; j <= i; ++j)
+        acc += s.P[i][j] * s.values.v[j][jv] * expf(g_i - s.values.g[j][jv]);
+      store(o, at_v(bos + i, hd, jv, d), acc);
+    }
   }
 }
 
@@ -591,10 +641,12 @@ void launch_chunk_oja_fwd_o(const void *q, const void *v, const float *k_new, co
                             const ChunkDims &d) {
   if (t.NC == 0)
     return;
+  const int bytes = static_cast<int>(sizeof(OjaFwdOShared));
   with_input_type(d, [&](auto x) {
     using In = decltype(x);
-    chunk_oja_fwd_o_kernel<<<dim3(t.NC, d.H), THREADS>>>(in<In>(q), in<In>(v), k_new, g_cum, h_vk,
-                                                         out<In>(o), t, d);
+    allow_shared_memory(chunk_oja_fwd_o_kernel<In>, bytes, "chunk_oja_fwd_o_kernel");
+    chunk_oja_fwd_o_kernel<<<dim3(t.NC, d.H), THREADS, bytes>>>(in<In>(q), in<In>(v), k_new, g_cum,
+                                                                h_vk, out<In>(o), t, d);
   });
   check_sync("chunk_oja_fwd_o_kernel");
 }
