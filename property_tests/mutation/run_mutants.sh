@@ -8,6 +8,13 @@
 #
 # usage: run_mutants.sh [--gpu] [TABLE]
 #   --gpu    also the mutants that run on a GPU (CUDA build; on a machine with a Hopper GPU)
+# The mutants that run on a GPU can also be built here and judged on a GPU machine that cannot
+# build the tree (gpu/tests/run_on_device.sh's case):
+#   run_mutants.sh --gpu-build CARRY [TABLE]   builds the unmutated tree and each GPU mutant
+#       with CUDA ON and puts each one's programs (stripped) in CARRY/baseline/, CARRY/ID/, and
+#       the shared libraries they need in CARRY/lib/; runs nothing
+#   run_mutants.sh --gpu-judge CARRY [TABLE]   runs those programs and writes the report, as
+#       --gpu does (on the GPU machine, from the repository root; builds nothing)
 # environment: RULEPROOF_MUTATION_DIR (scratch folder, default /tmp/ruleproof-mutation: src/ the
 # copy, build/ its build, kept between runs so only what a mutant touches is rebuilt),
 # RULEPROOF_MUTATION_REPORT (default $RULEPROOF_MUTATION_DIR/mutation.md), JOBS (default 2),
@@ -16,11 +23,17 @@ set -euo pipefail
 shopt -u patsub_replacement 2>/dev/null || true
 export LC_ALL=C
 
-gpu=OFF flag=""
-if [[ ${1:-} == --gpu ]]; then
-  gpu=ON flag=" --gpu"
-  shift
-fi
+gpu=OFF flag="" mode=build_and_run carry=""
+case ${1:-} in
+  --gpu) gpu=ON flag=" --gpu" && shift ;;
+  --gpu-build | --gpu-judge)
+    gpu=ON mode=${1#--gpu-} carry=${2:?$1 needs a folder}
+    flag=" --gpu-build / --gpu-judge"
+    shift 2
+    mkdir -p "$carry"
+    carry=$(realpath "$carry")
+    ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 table=$(realpath "${1:-$here/mutants.txt}")
@@ -31,7 +44,11 @@ export RC_PARAMS=${RC_PARAMS:-max_success=25}
 src=$work/src
 build=$work/build
 logs=$work/logs
-commit=$(git -C "$root" rev-parse HEAD)
+if [[ $mode == judge ]]; then # the commit the carried programs were built from
+  commit=$(cat "$carry/commit")
+else
+  commit=$(git -C "$root" rev-parse HEAD)
+fi
 mkdir -p "$work" "$logs"
 
 say() { printf '%s\n' "$*" >&2; }
@@ -42,7 +59,7 @@ fail_table() {
 
 # The committed tree: a file is copied only where it differs from the copy's (so a later commit,
 # or a file left mutated by an interrupted run, rebuilds only what depends on what changed).
-if [[ ! -f $src/.commit || $(cat "$src/.commit") != "$commit" ]]; then
+if [[ $mode != judge && ( ! -f $src/.commit || $(cat "$src/.commit") != "$commit" ) ]]; then
   rm -rf "$work/extract"
   mkdir -p "$work/extract" "$src"
   git -C "$root" archive "$commit" | tar -x -C "$work/extract"
@@ -78,21 +95,41 @@ while IFS= read -r line; do
   replacements+=("${fields[7]}")
 done <"$table"
 (( ${#ids[@]} > 0 )) || fail_table "no mutants in $table"
-for f in $(printf '%s\n' "${files[@]}" | sort -u); do
-  [[ -f $src/$f ]] || fail_table "no file $f"
-  restore "$f"
-done
+if [[ $mode != judge ]]; then
+  for f in $(printf '%s\n' "${files[@]}" | sort -u); do
+    [[ -f $src/$f ]] || fail_table "no file $f"
+    restore "$f"
+  done
+  seeds=$(realpath -m "$root/../shared/seeds")
+  cmake -S "$src" -B "$build" -DRULEPROOF_CUDA=$gpu -DCMAKE_BUILD_TYPE=Mutation \
+    -DCMAKE_CXX_FLAGS_MUTATION=-O1 -DRULEPROOF_SEEDS_DIR="$seeds" >"$logs/configure.log" 2>&1 ||
+    fail_table "configure failed: $logs/configure.log"
+else
+  export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 
-seeds=$(realpath -m "$root/../shared/seeds")
-cmake -S "$src" -B "$build" -DRULEPROOF_CUDA=$gpu -DCMAKE_BUILD_TYPE=Mutation \
-  -DCMAKE_CXX_FLAGS_MUTATION=-O1 -DRULEPROOF_SEEDS_DIR="$seeds" >"$logs/configure.log" 2>&1 ||
-  fail_table "configure failed: $logs/configure.log"
-
+# Program $2 as built for $1 (baseline or a mutant's id): in the build, or in CARRY/$1/.
 program_path() {
-  local p
-  p=$(find "$build" -type f -name "$1" -perm -u+x -print -quit)
-  [[ -n $p ]] || fail_table "no program $1 in $build"
+  local p where=$build
+  [[ $mode == judge ]] && where=$carry/$1
+  p=$(find "$where" -type f -name "$2" -perm -u+x -print -quit)
+  [[ -n $p ]] || fail_table "no program $2 in $where"
   echo "$p"
+}
+
+# --gpu-build: the programs of $1 (baseline or a mutant's id), as just built, into CARRY/$1/.
+carry_programs() {
+  local name=$1 prog
+  shift
+  rm -rf "${carry:?}/$name"
+  mkdir -p "$carry/$name" "$carry/lib"
+  for prog in "$@"; do
+    cp "$(program_path "$name" "$prog")" "$carry/$name/"
+    strip "$carry/$name/$prog"
+    ldd "$carry/$name/$prog" | awk '/=> \// {print $3}' |
+      grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+      while read -r lib; do cp -L "$lib" "$carry/lib/"; done
+  done
 }
 
 # Runs the programs of a row; prints the failing test cases ("program: test case"), or
@@ -101,7 +138,7 @@ failing_tests() {
   local name=$1 prog path xml code
   shift
   for prog in "$@"; do
-    path=$(program_path "$prog")
+    path=$(program_path "$name" "$prog")
     xml="$logs/$name.$prog.xml"
     rm -f "$xml"
     code=0
@@ -141,6 +178,18 @@ claims_changes() {
   fi
 }
 
+# Mutant $1 (a row's index) written into the copy of the tree.
+apply_mutant() {
+  local i=$1 id=${ids[$1]} file=${files[$1]} content rest count
+  content=$(cat "$src/$file"; printf x)
+  content=${content%x}
+  rest=${content//"${originals[$i]}"/}
+  count=$(( (${#content} - ${#rest}) / ${#originals[$i]} ))
+  (( count == 1 )) || fail_table "$id: the original occurs $count times in $file, not once"
+  [[ ${originals[$i]} != "${replacements[$i]}" ]] || say "run_mutants: $id changes nothing"
+  printf '%s' "${content/"${originals[$i]}"/"${replacements[$i]}"}" >"$src/$file"
+}
+
 build_targets() { # name targets...
   local name=$1
   shift
@@ -149,7 +198,11 @@ build_targets() { # name targets...
 
 selected=()
 for i in "${!ids[@]}"; do
-  [[ ${where[$i]} == cpu || $gpu == ON ]] && selected+=("$i")
+  if [[ $mode == build_and_run ]]; then
+    [[ ${where[$i]} == cpu || $gpu == ON ]] && selected+=("$i")
+  else
+    [[ ${where[$i]} == gpu ]] && selected+=("$i")
+  fi
 done
 
 # The unmutated tree first: every program and the claims must pass there, or a "catch" would
@@ -157,10 +210,30 @@ done
 all_programs=$(for i in "${selected[@]}"; do echo ${programs[$i]}; done | tr ' ' '\n' | sort -u)
 with_claims=no
 for i in "${selected[@]}"; do [[ ${claims[$i]} == yes ]] && with_claims=yes; done
-say "run_mutants: building the unmutated tree ($commit) in $build"
-# shellcheck disable=SC2086
-build_targets baseline $all_programs $([[ $with_claims == yes ]] && echo ruleproof) ||
-  fail_table "the unmutated tree does not build: $logs/baseline.build.log"
+if [[ $mode != judge ]]; then
+  say "run_mutants: building the unmutated tree ($commit) in $build"
+  # shellcheck disable=SC2086
+  build_targets baseline $all_programs $([[ $with_claims == yes ]] && echo ruleproof) ||
+    fail_table "the unmutated tree does not build: $logs/baseline.build.log"
+fi
+if [[ $mode == build ]]; then
+  echo "$commit" >"$carry/commit"
+  # shellcheck disable=SC2086
+  carry_programs baseline $all_programs
+  for i in "${selected[@]}"; do
+    id=${ids[$i]} file=${files[$i]}
+    apply_mutant "$i"
+    say "run_mutants: $id ($file): building ${programs[$i]} for $carry/$id"
+    # shellcheck disable=SC2086
+    build_targets "$id" ${programs[$i]} || { restore "$file"; fail_table "$id does not compile: $logs/$id.build.log"; }
+    # shellcheck disable=SC2086
+    carry_programs "$id" ${programs[$i]}
+    restore "$file"
+  done
+  du -sh "$carry" >&2
+  say "run_mutants: built ${#selected[@]} GPU mutants into $carry; judge them on a GPU machine with --gpu-judge"
+  exit 0
+fi
 # shellcheck disable=SC2086
 baseline=$(failing_tests baseline $all_programs; [[ $with_claims == no ]] || claims_changes baseline)
 if grep -v '^$\|skipped (no GPU)' <<<"$baseline" | grep -q .; then
@@ -170,7 +243,7 @@ fi
 rows=() caught=0 tried=0 survivors=()
 not_run=()
 for i in "${!ids[@]}"; do
-  [[ ${where[$i]} == cpu || $gpu == ON ]] || not_run+=("| ${ids[$i]} | ${classes[$i]} | \`${files[$i]}\` | ${programs[$i]} |")
+  [[ ${where[$i]} == gpu && $gpu == OFF ]] && not_run+=("| ${ids[$i]} | ${classes[$i]} | \`${files[$i]}\` | ${programs[$i]} |")
 done
 
 # The report, written again after each mutant (a run stopped early leaves what it tried).
@@ -202,27 +275,23 @@ write_report() {
 }
 for i in "${selected[@]}"; do
   id=${ids[$i]} file=${files[$i]}
-  content=$(cat "$src/$file"; printf x)
-  content=${content%x}
-  rest=${content//"${originals[$i]}"/}
-  count=$(( (${#content} - ${#rest}) / ${#originals[$i]} ))
-  (( count == 1 )) || fail_table "$id: the original occurs $count times in $file, not once"
-  [[ ${originals[$i]} != "${replacements[$i]}" ]] || say "run_mutants: $id changes nothing"
-  printf '%s' "${content/"${originals[$i]}"/"${replacements[$i]}"}" >"$src/$file"
-  say "run_mutants: $id ($file): building ${programs[$i]}"
-  targets=${programs[$i]}
-  [[ ${claims[$i]} == yes ]] && targets+=" ruleproof"
   start=$SECONDS
-  # shellcheck disable=SC2086
-  if ! build_targets "$id" $targets; then
-    restore "$file"
-    fail_table "$id does not compile: $logs/$id.build.log"
+  if [[ $mode != judge ]]; then
+    apply_mutant "$i"
+    say "run_mutants: $id ($file): building ${programs[$i]}"
+    targets=${programs[$i]}
+    [[ ${claims[$i]} == yes ]] && targets+=" ruleproof"
+    # shellcheck disable=SC2086
+    if ! build_targets "$id" $targets; then
+      restore "$file"
+      fail_table "$id does not compile: $logs/$id.build.log"
+    fi
   fi
   # shellcheck disable=SC2086
   found=$(failing_tests "$id" ${programs[$i]})
   [[ ${claims[$i]} == yes ]] && found+=$'\n'$(claims_changes "$id")
   found=$(grep -v '^$\|skipped (no GPU)' <<<"$found" || true)
-  restore "$file"
+  [[ $mode == judge ]] || restore "$file"
   tried=$((tried + 1))
   if [[ -n $found ]]; then
     caught=$((caught + 1))
@@ -231,7 +300,7 @@ for i in "${selected[@]}"; do
     verdict=SURVIVED
     survivors+=("$id")
   fi
-  by=$(sed 's/|/\\|/g' <<<"$found" | paste -sd ';' | sed 's/;/<br>/g')
+  by=$(sed 's/|/\\|/g' <<<"$found" | awk 'NR > 1 { printf "<br>" } { printf "%s", $0 }')
   rows+=("| $id | ${classes[$i]} | \`$file\` | ${where[$i]} | $verdict | ${by:-nothing failed} | $((SECONDS - start)) s |")
   say "run_mutants: $id: $verdict${found:+ by}"$'\n'"$found"
   write_report "stopped early: $tried of ${#selected[@]} tried"
