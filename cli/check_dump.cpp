@@ -55,15 +55,13 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
   gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
   sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3);
   const auto judge = [&](const std::string &name, DType stored, const Tensor<float> &kernel,
-                         const Tensor<float> &twin, const Tensor<float128> &truth,
-                         const std::string &sums_as = "") {
+                         const Tensor<float> &twin, const Tensor<float128> &truth) {
     if (kernel.empty())
       return;
     expect_shape(name, kernel, truth.shape());
     const Tensor<double> truth_double = gpu::to_double_tensor(truth);
-    verdicts.push_back(
-        gpu::check::judge(name, stored, kernel, twin, truth_double,
-                          gpu::check::summed_terms(sizes, sums_as.empty() ? name : sums_as)));
+    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, truth_double,
+                                         gpu::check::summed_terms(sizes, name)));
     const bool along_time = reports::where_in(name, {0, 0, 0}).time.has_value(); // not a state
     if (profiles && along_time)
       for (const auto &[what, computed] :
@@ -88,7 +86,7 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
   judge("dq", t, d.grads.dq, twin_grads.dq, true_grads.dq);
   judge("dk", t, d.grads.dk, twin_grads.dk, true_grads.dk);
   judge("dv", t, d.grads.dv, twin_grads.dv, true_grads.dv);
-  judge("d" + gate_tensor(rule), DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg, "dg");
+  judge("d" + gate_tensor(rule), DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg);
   judge("dbeta", DType::fp32, d.grads.dbeta, twin_grads.dbeta, true_grads.dbeta);
   judge("da", t, d.grads.da, twin_grads.da, true_grads.da);
   judge("db", t, d.grads.db, twin_grads.db, true_grads.db);

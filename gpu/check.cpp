@@ -256,7 +256,8 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 
 std::size_t summed_terms(const Case &c, const std::string &output) {
   const bool chunk_local_dg = c.rule != KernelRule::gla && c.rule != KernelRule::simple_gla;
-  if (output == "dg")
+  // The gate's gradient: dg, or dgk, dplr's by flash-linear-attention's name.
+  if (output == "dg" || output == "dgk")
     return chunk_local_dg ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
   if (c.rule == KernelRule::dplr_fla)
     return output == "A_qk" || output == "A_qa" || output == "A_ba" || output == "A_bk" ? c.K : 1;

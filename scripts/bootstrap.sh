@@ -17,7 +17,7 @@ done
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
           librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
-($tests || $sanitize) && packages+=(clang libclang-rt-14-dev)
+$tests && packages+=(clang libclang-rt-14-dev) # the fuzz build; the sanitizer build uses g++
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
