@@ -47,28 +47,6 @@ struct GpuCheckOptions {
   std::size_t shrink = 20; ///< checks spent shrinking each failing random case
 };
 
-enum class Kind { forward, backward, causality, varlen };
-const Kind kinds[] = {Kind::forward, Kind::backward, Kind::causality, Kind::varlen};
-std::string name_of(Kind k) {
-  switch (k) {
-  case Kind::forward: return "forward";
-  case Kind::backward: return "backward";
-  case Kind::causality: return "causality";
-  case Kind::varlen: return "varlen";
-  }
-  return "?";
-}
-
-Result run(Kind k, const Case &c) {
-  switch (k) {
-  case Kind::forward: return check_forward(c);
-  case Kind::backward: return check_backward(c);
-  case Kind::causality: return check_causality(c);
-  case Kind::varlen: return check_varlen(c);
-  }
-  return {};
-}
-
 gen::Need need_of(Kind k) {
   return k == Kind::varlen      ? gen::Need::varlen
          : k == Kind::causality ? gen::Need::causal
@@ -100,30 +78,12 @@ struct Job {
   bool holds() const { return error.empty() && result.holds(); }
 };
 
-/// The fixed cases of one rule and storage type: every (K, V), B = H = 2, T = 129 (two chunks
-/// and one row), and a varlen batch with empty sequences first, in the middle and last.
+/// The fixed cases of one rule and storage type (gpu/check.hpp, fixed_checks).
 std::vector<Job> fixed_jobs(gpu::KernelRule rule, gpu::DType t) {
   std::vector<Job> jobs;
-  for (std::size_t K : {64, 128})
-    for (std::size_t V : {64, 128}) {
-      Case c;
-      c.rule = rule;
-      c.storage = t;
-      c.K = K;
-      c.V = V;
-      c.B = c.H = 2;
-      c.T = 129;
-      c.has_h0 = c.has_dht = true;
-      c.seed = K * 1000 + V;
-      c.split = 100;
-      Case v = c;
-      v.B = 1;
-      v.cu_seqlens = {0, 0, 64, 64, 129, 129};
-      for (Kind k : {Kind::forward, Kind::backward, Kind::causality})
-        jobs.push_back({k, c, false, 0, {}, {}});
-      for (Kind k : {Kind::forward, Kind::backward, Kind::varlen})
-        jobs.push_back({k, v, false, 0, {}, {}});
-    }
+  for (const auto &[K, V] : fixed_key_value_sizes)
+    for (const FixedCheck &f : fixed_checks(rule, t, K, V))
+      jobs.push_back({f.kind, f.c, false, 0, {}, {}});
   return jobs;
 }
 
@@ -277,7 +237,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
       const gpu::DType t = dt == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
       for (Job &j : fixed_jobs(kernel_rule, t))
         jobs.push_back(std::move(j));
-      for (Kind k : kinds)
+      for (Kind k : all_kinds)
         for (std::size_t i = 0; i < opt.cases; ++i) {
           const std::uint64_t s = mix(opt.seed ^ mix(hash_of(rule + dt + name_of(k)) + i));
           jobs.push_back({k,

@@ -537,4 +537,42 @@ Result check_varlen(const Case &c) {
   return r;
 }
 
+std::string name_of(Kind k) {
+  switch (k) {
+  case Kind::forward: return "forward";
+  case Kind::backward: return "backward";
+  case Kind::causality: return "causality";
+  case Kind::varlen: return "varlen";
+  }
+  return "?";
+}
+
+Result run(Kind k, const Case &c, unsigned threads) {
+  switch (k) {
+  case Kind::forward: return check_forward(c, threads);
+  case Kind::backward: return check_backward(c, threads);
+  case Kind::causality: return check_causality(c);
+  case Kind::varlen: return check_varlen(c);
+  }
+  return {};
+}
+
+std::vector<FixedCheck> fixed_checks(KernelRule rule, DType t, std::size_t K, std::size_t V) {
+  Case c;
+  c.rule = rule;
+  c.storage = t;
+  c.K = K;
+  c.V = V;
+  c.B = c.H = 2;
+  c.T = 129;
+  c.has_h0 = c.has_dht = true;
+  c.seed = K * 1000 + V;
+  c.split = 100;
+  Case batch = c;
+  batch.B = 1;
+  batch.cu_seqlens = {0, 0, 64, 64, 129, 129};
+  return {{Kind::forward, c},     {Kind::backward, c},     {Kind::causality, c},
+          {Kind::forward, batch}, {Kind::backward, batch}, {Kind::varlen, batch}};
+}
+
 } // namespace ruleproof::gpu::check

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel_rule.hpp"
@@ -121,5 +122,27 @@ Result check_causality(const Case &c);
 /// A varlen call (c.cu_seqlens) equals each sequence run alone, bitwise: o, final state,
 /// dq, dk, dv, dg, dbeta, da, db, dh0.
 Result check_varlen(const Case &c);
+
+/// The four checks, by name.
+enum class Kind { forward, backward, causality, varlen };
+inline constexpr Kind all_kinds[] = {Kind::forward, Kind::backward, Kind::causality, Kind::varlen};
+std::string name_of(Kind k);
+/// The check of kind k on c; `threads` goes to check_forward and check_backward.
+Result run(Kind k, const Case &c, unsigned threads = 1);
+
+/// A check on one of the fixed cases.
+struct FixedCheck {
+  Kind kind;
+  Case c;
+};
+/// The (K, V) of the fixed cases: every pair in {64, 128}^2.
+inline constexpr std::pair<std::size_t, std::size_t> fixed_key_value_sizes[] = {
+    {64, 64}, {64, 128}, {128, 64}, {128, 128}};
+/// The fixed checks of one rule, storage type and (K, V), beside the random cases: B = H = 2,
+/// T = 129 (two chunks and one row) with initial and final state, forward, backward and
+/// causality (the inputs of rows t >= 100 redrawn); and a varlen batch of T = 129 with empty
+/// sequences first, in the middle and last, and one sequence of exactly one chunk: forward,
+/// backward and varlen.
+std::vector<FixedCheck> fixed_checks(KernelRule rule, DType t, std::size_t K, std::size_t V);
 
 } // namespace ruleproof::gpu::check

@@ -51,31 +51,15 @@ TEST_CASE("kernel_varlen_equals_each_sequence_alone_bitwise", "[gpu]") {
 }
 
 TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
-  // Fixed cases beside the random ones: every (K, V), T one past two chunks, and a varlen
-  // batch with empty sequences first, in the middle and last, one of exactly one chunk. One
-  // section per rule, so that a slow tool can take one rule at a time (`-c RULE`).
+  // The fixed cases beside the random ones (gpu/check.hpp, fixed_checks), as gpu-check runs
+  // them. One section per rule and (K, V), so that a slow tool can take one at a time
+  // (`-c RULE -c K64_V128`).
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     DYNAMIC_SECTION(rule_name(rule)) {
-      for (std::size_t K : {64, 128})
-        for (std::size_t V : {64, 128}) {
-          Case c;
-          c.rule = rule;
-          c.K = K;
-          c.V = V;
-          c.B = 2;
-          c.H = 2;
-          c.T = 129;
-          c.has_h0 = c.has_dht = true;
-          c.seed = K * 1000 + V;
-          for (const Result &r : {check_forward(c, threads()), check_backward(c, threads())}) {
-            INFO(r.summary());
-            CHECK(r.holds());
-          }
-          Case v = c;
-          v.B = 1;
-          v.cu_seqlens = {0, 0, 64, 64, 129, 129};
-          for (const Result &r :
-               {check_forward(v, threads()), check_backward(v, threads()), check_varlen(v)}) {
+      for (const auto &[K, V] : fixed_key_value_sizes)
+        DYNAMIC_SECTION("K" << K << "_V" << V) {
+          for (const FixedCheck &f : fixed_checks(rule, gpu::DType::bf16, K, V)) {
+            const Result r = run(f.kind, f.c, threads());
             INFO(r.summary());
             CHECK(r.holds());
           }

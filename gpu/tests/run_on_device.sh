@@ -7,8 +7,10 @@
 # make one with gpu/tests/make_carry.sh. Logs and reports go to $OUT. SANITIZE=1 also runs
 # each Catch GPU test case alone under compute-sanitizer's memcheck and racecheck, or the tools
 # in SANITIZE_TOOLS (RC_PARAMS defaults to max_success=1 there; SANITIZE_TIMEOUT seconds per
-# case and tool, default 120); a test case tagged [per_rule] runs one process per rule (its
-# sections, `-c RULE`). The logs come back in one archive, sanitizer_logs.tar.gz.
+# case and tool, default 120; SANITIZE_JOBS processes at once, default one a CPU core;
+# SANITIZE_TESTS a Catch test spec, default every test case); a test
+# case tagged [per_rule] runs one process per rule and (K, V) of the fixed cases (its sections,
+# `-c RULE -c K64_V128`). The logs come back in one archive, sanitizer_logs.tar.gz.
 # SANITIZE=only runs compute-sanitizer alone.
 set -u -o pipefail
 CARRY=${1:?usage: run_on_device.sh CARRY}
@@ -51,8 +53,10 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   logs=$(mktemp -d)
   tools=${SANITIZE_TOOLS:-memcheck racecheck}
   echo "== compute-sanitizer ($tools), every test case alone, ${SANITIZE_TIMEOUT:-120} s each"
-  # A job is a test case, or a test case and one of its rule sections: "NAME" or "NAME|RULE".
-  mapfile -t test_cases < <("$CARRY/bin/gpu_kernel_tests" --list-test-names-only | grep -v '^\s*$')
+  # A job is a test case, or a test case and one of its sections and subsections:
+  # "NAME" or "NAME|RULE|K64_V128" (the (K, V) of gpu/check.hpp, fixed_key_value_sizes).
+  mapfile -t test_cases < <("$CARRY/bin/gpu_kernel_tests" --list-test-names-only ${SANITIZE_TESTS:+"$SANITIZE_TESTS"} |
+    grep -v '^\s*$')
   mapfile -t per_rule < <("$CARRY/bin/gpu_kernel_tests" --list-test-names-only "[per_rule]" |
     grep -v '^\s*$')
   read -r -a rules < <("$CARRY/bin/ruleproof" gpu-check --help |
@@ -60,28 +64,32 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   jobs=()
   for test_case in "${test_cases[@]}"; do
     if printf '%s\n' "${per_rule[@]}" | grep -qxF "$test_case"; then
-      for rule in "${rules[@]}"; do jobs+=("$test_case|$rule"); done
+      for rule in "${rules[@]}"; do
+        for kv in K64_V64 K64_V128 K128_V64 K128_V128; do jobs+=("$test_case|$rule|$kv"); done
+      done
     else
       jobs+=("$test_case")
     fi
   done
   for job in "${jobs[@]}"; do
-    test_case=${job%%|*} section=()
-    [[ $job == *"|"* ]] && section=(-c "${job#*|}")
+    IFS='|' read -r test_case rule kv <<< "$job"
+    section=()
+    [ -n "$rule" ] && section=(-c "$rule" -c "$kv")
     for tool in $tools; do
+      while [ "$(jobs -rp | wc -l)" -ge "${SANITIZE_JOBS:-$(nproc)}" ]; do wait -n; done
       (RC_PARAMS=${RC_PARAMS:-max_success=1} timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer \
         --tool "$tool" --error-exitcode 9 "$CARRY/bin/gpu_kernel_tests" "$test_case" \
-        "${section[@]}" > "$logs/${tool}_${job/|/_}.log" 2>&1
-       echo $? > "$logs/${tool}_${job/|/_}.exit") &
+        "${section[@]}" > "$logs/${tool}_${job//|/_}.log" 2>&1
+       echo $? > "$logs/${tool}_${job//|/_}.exit") &
     done
   done
   wait
   for job in "${jobs[@]}"; do
     for tool in $tools; do
-      log="$logs/${tool}_${job/|/_}.log" status=$(cat "$logs/${tool}_${job/|/_}.exit")
+      log="$logs/${tool}_${job//|/_}.log" status=$(cat "$logs/${tool}_${job//|/_}.exit" 2>/dev/null || echo "none (not finished)")
       summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
       cases=$(grep -E "^(All tests passed|test cases:)" "$log" | tail -1)
-      echo "$tool ${job/|/ -c }: exit $status${summary:+, $summary}${cases:+, $cases}$([ "$status" = 124 ] && echo ', stopped by the timeout')"
+      echo "$tool ${job//|/ -c }: exit $status${summary:+, $summary}${cases:+, $cases}$([ "$status" = 124 ] && echo ', stopped by the timeout')"
     done
   done | tee "$OUT/sanitizer_summary.txt"
   tar -czf "$OUT/sanitizer_logs.tar.gz" -C "$logs" .
