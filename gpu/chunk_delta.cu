@@ -45,7 +45,8 @@
                                    // lower_times_slice, chunk_fwd_o_kernel, check_sync,
                                    // allow_shared_memory, state_grid, C, MAX_K, BV, THREADS,
                                    // STATE_PER_THREAD, solve_tril, read_state_tile,
-                                   // write_state_tile, decay_and_add, KeySlices, KS
+                                   // write_state_tile, decay_and_add, share_state_tile,
+                                   // decayed_to_end, KeySlices, KS
 #include "detail/delta_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -149,18 +150,11 @@ __global__ void chunk_delta_fwd_h_kernel(const In *k, const float *w, const floa
     const int last = rows.bos + rows.n - 1;
     write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
     __syncthreads();                          // the previous chunk's tiles are no longer read
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS;
-      if (e < d.K * BV)
-        s.h[e / BV][e % BV] = state[m];
-    }
+    share_state_tile(state, s.h, d);
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
       s.w[r][col] = w[at_k(rows.bos + r, hd, col, d)];
-      s.k_decayed[r][col] =
-          load(k, at_k(rows.bos + r, hd, col, d)) *
-          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      s.k_decayed[r][col] = decayed_to_end(k, g_cum, rows.bos + r, last, hd, col, d);
     }
     __syncthreads();
     for (int e = tid; e < rows.n * BV; e += THREADS) { // v_new = u - w h
@@ -226,17 +220,11 @@ __global__ void chunk_bwd_dhu_kernel(const In *q, const In *k, const float *w, c
     const int last = rows.bos + rows.n - 1;
     write_state_tile(grad, dh, c, hd, v0, d); // the gradient of the state after chunk c
     __syncthreads();                          // the previous chunk's tiles are no longer read
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS;
-      if (e < entries)
-        s.dh[e / BV][e % BV] = grad[m];
-    }
+    share_state_tile(grad, s.dh, d);
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
       s.w[r][col] = w[at_k(rows.bos + r, hd, col, d)];
-      s.tile[r][col] = load(k, at_k(rows.bos + r, hd, col, d)) *
-                       expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      s.tile[r][col] = decayed_to_end(k, g_cum, rows.bos + r, last, hd, col, d);
     }
     for (int e = tid; e < rows.n * BV; e += THREADS) {
       const int r = e / BV, j = e % BV;

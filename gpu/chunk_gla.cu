@@ -38,7 +38,8 @@
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, gate, chunk_rows,
                                    // chunk_scores, chunk_fwd_o_kernel, check_sync,
                                    // allow_shared_memory, state_grid, read_state_tile,
-                                   // write_state_tile, decay_and_add, KeySlices, KS
+                                   // write_state_tile, decay_and_add, decayed_to_end,
+                                   // KeySlices, KS
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -80,9 +81,7 @@ __global__ void chunk_fwd_h_kernel(const In *k, const In *v, const float *g_cum,
     __syncthreads();                          // the tiles of the previous chunk are no longer read
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
-      k_decayed[r][col] =
-          load(k, at_k(rows.bos + r, hd, col, d)) *
-          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      k_decayed[r][col] = decayed_to_end(k, g_cum, rows.bos + r, last, hd, col, d);
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the tile kept in bf16
       k_decayed[r][col] = __bfloat162float(__float2bfloat16_rn(k_decayed[r][col]));
 #endif

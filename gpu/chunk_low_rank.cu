@@ -65,7 +65,8 @@
 // transposes of the states here.
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
                                    // chunk_rows, solve_tril, read_state_tile, write_state_tile,
-                                   // decay_and_add, check_sync, allow_shared_memory, state_grid,
+                                   // decay_and_add, share_state_tile, decayed_to_end, check_sync,
+                                   // allow_shared_memory, state_grid,
                                    // C, MAX_K, BV, THREADS, STATE_PER_THREAD, KS
 #include "detail/low_rank_launch.hpp"
 
@@ -264,18 +265,11 @@ __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fl
     const int last = rows.bos + rows.n - 1;
     write_state_tile(state, h, c, hd, v0, d); // the state at the chunk's start
     __syncthreads();                          // the previous chunk's tiles are no longer read
-#pragma unroll
-    for (int m = 0; m < STATE_PER_THREAD; ++m) {
-      const int e = tid + m * THREADS;
-      if (e < entries)
-        s.h[e / BV][e % BV] = state[m];
-    }
+    share_state_tile(state, s.h, d);
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
       s.w[r][col] = w[at_k(rows.bos + r, hd, col, d)];
-      s.decayed[r][col] =
-          load(k, at_k(rows.bos + r, hd, col, d)) *
-          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      s.decayed[r][col] = decayed_to_end(k, g_cum, rows.bos + r, last, hd, col, d);
     }
     __syncthreads();
     for (int e = tid; e < rows.n * BV; e += THREADS) { // v2 = c - w h
@@ -294,9 +288,7 @@ __global__ void chunk_dplr_fwd_h_kernel(const In *k, const In *v, const In *b_fl
     __syncthreads(); // every thread is done with the decayed keys
     for (int e = tid; e < rows.n * d.K; e += THREADS) {
       const int r = e / d.K, col = e % d.K;
-      s.decayed[r][col] =
-          engine_a(b_fla, rows.bos + r, hd, col, d) *
-          expf(gate(g_cum, last, hd, col, d) - gate(g_cum, rows.bos + r, hd, col, d));
+      s.decayed[r][col] = decayed_to_end(b_fla, g_cum, rows.bos + r, last, hd, col, d); // a
     }
     __syncthreads();
 #pragma unroll

@@ -2,8 +2,9 @@
 # Installs the Debian packages ruleproof needs (only those missing), then configures and
 # builds into build/. Safe to run again: each step does nothing when already done.
 # --tests: also the readers' fuzz targets (build-fuzz/, clang++ and libFuzzer), which the main
-# build's suite runs briefly. --sanitize: also the sanitizer build (build-sanitize/,
-# AddressSanitizer and UndefinedBehaviorSanitizer), and the main build's test that runs its suite.
+# build's suite runs briefly. --sanitize: also the sanitizer build (build-sanitize/, clang++
+# with AddressSanitizer and UndefinedBehaviorSanitizer), and the main build's test that runs
+# its suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=false sanitize=false
@@ -17,7 +18,7 @@ done
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
           librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
-$tests && packages+=(clang libclang-rt-14-dev) # the fuzz build; the sanitizer build uses g++
+($tests || $sanitize) && packages+=(clang libclang-rt-14-dev) # the fuzz and sanitizer builds
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -41,6 +42,7 @@ if $tests; then
   cmake --build build-fuzz -j"$(nproc)" --target ruleproof_fuzzers
 fi
 if $sanitize; then
-  cmake -S . -B build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror" >/dev/null
+  CXX=clang++ cmake -S . -B build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror" \
+    >/dev/null
   cmake --build build-sanitize -j"$(nproc)"
 fi

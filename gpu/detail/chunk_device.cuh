@@ -83,6 +83,25 @@ __device__ inline void write_state_tile(const float (&x)[STATE_PER_THREAD], floa
   }
 }
 
+/// The tile copied into shared memory (entry i, j at tile[i][j]) for the whole block to read.
+/// The caller synchronises before (the previous copy no longer read) and after.
+__device__ inline void share_state_tile(const float (&x)[STATE_PER_THREAD], float (*tile)[BV],
+                                        const ChunkDims &d) {
+#pragma unroll
+  for (int m = 0; m < STATE_PER_THREAD; ++m) {
+    const int e = threadIdx.x + m * THREADS;
+    if (e < d.K * BV)
+      tile[e / BV][e % BV] = x[m];
+  }
+}
+
+/// x_rc exp(g_cum_last,c - g_cum_rc): row r's key c decayed to the chunk's last row.
+template <class In>
+__device__ inline float decayed_to_end(const In *x, const float *g_cum, int r, int last, int hd,
+                                       int c, const ChunkDims &d) {
+  return load(x, at_k(r, hd, c, d)) * expf(gate(g_cum, last, hd, c, d) - gate(g_cum, r, hd, c, d));
+}
+
 /// x_ij <- exp(g_cum_last,i) x_ij + sum_{r < n} left_ri right_rj, in that order: the decay of
 /// a chunk, then what its n rows add (left: C x K, right: C x BV, in shared memory).
 __device__ inline void decay_and_add(float (&x)[STATE_PER_THREAD], const float (*left)[MAX_K],

@@ -209,6 +209,7 @@ TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
   CHECK(round_to(DType::fp16, 65519.0f) == 65504.0f);
   CHECK(round_to(DType::fp16, 0x1p-25f) == 0.0f);                // tie with 0: even
   CHECK(round_to(DType::fp16, 0x1p-25f + 0x1p-40f) == 0x1p-24f); // smallest subnormal
+#ifdef __FLT16_MAX__ // g++; clang++ 14 (the sanitizer build) has no _Float16 on x86-64
   rc::prop("every float rounds as _Float16 does", [] {
     const float x = std::bit_cast<float>(*rc::gen::inRange<std::uint32_t>(0, 0x7f800000u)) *
                     (*rc::gen::arbitrary<bool>() ? -1.0f : 1.0f);
@@ -222,6 +223,9 @@ TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
     const float x = u(gen) * (i % 2 ? 1.0f : 0x1p-20f);
     REQUIRE(round_to(DType::fp16, x) == static_cast<float>(static_cast<_Float16>(x)));
   }
+#else
+  WARN("no _Float16 in this compiler: the comparison with it runs in the g++ build");
+#endif
 }
 
 TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {

@@ -536,7 +536,10 @@ std::vector<Claim> wy_gradient_claims() {
       "exact gradient with respect to the reference's c",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         const ChunkGradients<S> g(p, t, f);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           const Mat<S> &dS = g.after(c);
@@ -552,7 +555,10 @@ std::vector<Claim> wy_gradient_claims() {
       "gradient with respect to V as it enters the state and the output (not C)",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         const ChunkGradients<S> g(p, t, f);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           const Mat<S> &dS = g.after(c);
@@ -570,7 +576,10 @@ std::vector<Claim> wy_gradient_claims() {
                   : "dW_[t] = -dC_[t] S^C_[t] (the state after the chunk), dC the exact gradient",
         check_of([corrected](auto &d) {
           SCALAR;
-          const auto &[p, t, f] = Backward<S>(d);
+          const Backward<S> bw(d);
+          const auto &p = bw.p;
+          const auto &t = bw.t;
+          const auto &f = bw.f;
           const ChunkGradients<S> g(p, t, f);
           return per_chunk(p, t, [&](const Chunk<S> &c) {
             return Sides<S>{Mat<S>(-g.rows(g.dC, c) * (corrected ? c.S0 : c.S1)), g.rows(g.dW, c)};
@@ -587,7 +596,10 @@ std::vector<Claim> wy_gradient_claims() {
       "the exact gradient with respect to every entry of E",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         const ChunkGradients<S> g(p, t, f);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           const Mat<S> B_left = c.left(c.B);
@@ -606,7 +618,10 @@ std::vector<Claim> wy_gradient_claims() {
       "every entry of F, E = F^-1",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           return Sides<S>{Mat<S>(-c.E.transpose() * gradient_E(f, t, c.index) * c.E.transpose()),
                           gradient_F(f, t, c.index)};
@@ -622,7 +637,10 @@ std::vector<Claim> wy_gradient_claims() {
       "(the same at t + 1), for every chunk down to the initial state; dC, dS^C_[t] exact",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         const ChunkGradients<S> g(p, t, f);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           return Sides<S>{Mat<S>(-g.rows(g.dC, c).transpose() * c.W + g.after(c) * c.DgammaC() +
@@ -642,7 +660,9 @@ std::vector<Claim> input_gradient_claims() {
       "against the exact gradient of q",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
         const Mat<S> dq = input_gradient(p, field_q);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           return Sides<S>{c.left(dQ_left(c)), Mat<S>(dq.middleRows(c.s, c.n))};
@@ -662,7 +682,10 @@ std::vector<Claim> input_gradient_claims() {
                    : "dB = dB<- . Gamma, dB<- the line above",
            check_of([literal](auto &d) {
              SCALAR;
-             const auto &[p, t, f] = Backward<S>(d);
+             const Backward<S> bw(d);
+             const auto &p = bw.p;
+             const auto &t = bw.t;
+             const auto &f = bw.f;
              const ChunkGradients<S> g(p, t, f);
              const Mat<S> db = input_gradient(p, field_b);
              return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -684,7 +707,10 @@ std::vector<Claim> input_gradient_claims() {
             ", dK = dK-> / Gamma (dC, dS exact), against the exact gradient of k",
         check_of([corrected](auto &d) {
           SCALAR;
-          const auto &[p, t, f] = Backward<S>(d);
+          const Backward<S> bw(d);
+          const auto &p = bw.p;
+          const auto &t = bw.t;
+          const auto &f = bw.f;
           const ChunkGradients<S> g(p, t, f);
           const Mat<S> dk = input_gradient(p, field_k);
           return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -710,7 +736,10 @@ std::vector<Claim> input_gradient_claims() {
             ", dA = dA-> / Gamma (dF, dS exact), against the exact gradient of a",
         check_of([corrected](auto &d) {
           SCALAR;
-          const auto &[p, t, f] = Backward<S>(d);
+          const Backward<S> bw(d);
+          const auto &p = bw.p;
+          const auto &t = bw.t;
+          const auto &f = bw.f;
           const ChunkGradients<S> g(p, t, f);
           const Mat<S> da = input_gradient(p, field_a);
           return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -732,7 +761,10 @@ std::vector<Claim> input_gradient_claims() {
       "dV = dV_1 - (B<- K->^T . M_-1)^T E^T dC (dV_1, dC exact), against the exact gradient of v",
       check_of([](auto &d) {
         SCALAR;
-        const auto &[p, t, f] = Backward<S>(d);
+        const Backward<S> bw(d);
+        const auto &p = bw.p;
+        const auto &t = bw.t;
+        const auto &f = bw.f;
         const ChunkGradients<S> g(p, t, f);
         const Mat<S> dv = input_gradient(p, field_v);
         return per_chunk(p, t, [&](const Chunk<S> &c) {

@@ -94,7 +94,7 @@ template <Scalar S> struct scalar_traits<Dual<S>> {
   }
 };
 
-template <class S> constexpr bool parallel_ok<Dual<S>> = parallel_ok<S>;
+template <class S> inline constexpr bool parallel_ok<Dual<S>> = parallel_ok<S>;
 
 } // namespace ruleproof
 

@@ -29,6 +29,6 @@ template <> struct scalar_traits<mpfr> {
   static bool isfinite(const mpfr &x) { return boost::multiprecision::isfinite(x); }
 };
 
-template <> constexpr bool parallel_ok<mpfr> = false;
+template <> inline constexpr bool parallel_ok<mpfr> = false;
 
 } // namespace ruleproof

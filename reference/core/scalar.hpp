@@ -63,6 +63,6 @@ template <Scalar S> double to_double(const S &x) { return scalar_traits<S>::to_d
 template <Scalar S> bool is_finite(const S &x) { return scalar_traits<S>::isfinite(x); }
 
 /// Whether worker threads may compute in S (MPFR's precision setting is per thread).
-template <class S> constexpr bool parallel_ok = true;
+template <class S> inline constexpr bool parallel_ok = true;
 
 } // namespace ruleproof
