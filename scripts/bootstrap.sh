@@ -2,23 +2,21 @@
 # Installs the Debian packages ruleproof needs (only those missing), then configures and
 # builds into build/. Safe to run again: each step does nothing when already done.
 # --tests: also the readers' fuzz targets (build-fuzz/, clang++ and libFuzzer), which the main
-# build's suite runs briefly. --sanitize: also the sanitizer build (build-sanitize/, clang++
-# with AddressSanitizer and UndefinedBehaviorSanitizer), and the main build's test that runs
-# its suite.
+# build's suite runs briefly, and the sanitizer build (build-sanitize/, clang++ with
+# AddressSanitizer and UndefinedBehaviorSanitizer), whose own suite is a test of the main build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tests=false sanitize=false
+tests=false
 for arg in "$@"; do
   case "$arg" in
   --tests) tests=true ;;
-  --sanitize) sanitize=true ;;
-  *) echo "bootstrap: unknown option $arg (known: --tests, --sanitize)" >&2; exit 2 ;;
+  *) echo "bootstrap: unknown option $arg (known: --tests)" >&2; exit 2 ;;
   esac
 done
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
           librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
-($tests || $sanitize) && packages+=(clang libclang-rt-14-dev) # the fuzz and sanitizer builds
+$tests && packages+=(clang libclang-rt-14-dev) # the fuzz and sanitizer builds
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,14 +32,12 @@ fi
 werror=OFF
 [ -n "${CI:-}" ] && werror=ON
 suite=()
-$sanitize && suite=(-DRULEPROOF_SANITIZE_SUITE=ON)
+$tests && suite=(-DRULEPROOF_SANITIZE_SUITE=ON)
 cmake -S . -B build -DRULEPROOF_WERROR="$werror" "${suite[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
 if $tests; then
   CXX=clang++ cmake -S . -B build-fuzz -DRULEPROOF_FUZZ=ON -DRULEPROOF_WERROR="$werror" >/dev/null
   cmake --build build-fuzz -j"$(nproc)" --target ruleproof_fuzzers
-fi
-if $sanitize; then
   CXX=clang++ cmake -S . -B build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror" \
     >/dev/null
   cmake --build build-sanitize -j"$(nproc)"

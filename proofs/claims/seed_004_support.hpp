@@ -109,6 +109,8 @@ template <class S> Mat<S> turned_by_powers(const Vec<S> &theta, const Mat<S> &x)
 /// mu_i = mu_{i-1} + beta_i theta from mu_0 (sections 2.2 and 3.2): row r is mu_{r+1}.
 template <class S> Mat<S> note_angles(const SympowHead<S> &x, const Vec<S> &mu0) {
   Mat<S> mu(x.q.rows(), x.theta.size());
+  if (mu.cols() == 0) // no rotation: a row of an empty matrix would offset a null pointer
+    return mu;
   Vec<S> m = mu0;
   for (Eigen::Index r = 0; r < mu.rows(); ++r) {
     m = (m + x.beta(r) * x.theta).eval();

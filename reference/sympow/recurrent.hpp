@@ -20,7 +20,8 @@ template <Scalar S> HeadOutput<S> recurrent_head(const SympowHead<S> &x) {
   Mat<S> state = x.h0.size() ? x.h0 : Mat<S>(Mat<S>::Zero(D, VS));
   Mat<S> o(L, V);
   for (Eigen::Index t = 0; t < L; ++t) {
-    const Vec<S> angles = mu.row(t).transpose();
+    // Without rotation mu has no columns, and a row of it would offset a null pointer.
+    const Vec<S> angles = x.rotating() ? Vec<S>(mu.row(t).transpose()) : Vec<S>();
     const Vec<S> kt = x.k.row(t).transpose(), qt = x.q.row(t).transpose();
     const Vec<S> phik = phi(b, w, x.rotating() ? rotate(angles, kt) : kt); // phi^p(K'_t)
     const Vec<S> phiq = phi(b, w, x.rotating() ? rotate(angles, qt) : qt); // phi^p(Q'_t)
