@@ -571,8 +571,12 @@ std::vector<FixedCheck> fixed_checks(KernelRule rule, DType t, std::size_t K, st
   Case batch = c;
   batch.B = 1;
   batch.cu_seqlens = {0, 0, 64, 64, 129, 129};
-  return {{Kind::forward, c},     {Kind::backward, c},     {Kind::causality, c},
-          {Kind::forward, batch}, {Kind::backward, batch}, {Kind::varlen, batch}};
+  std::vector<FixedCheck> checks;
+  for (Kind k : {Kind::forward, Kind::backward, Kind::causality})
+    checks.push_back({k, c, name_of(k)});
+  for (Kind k : {Kind::forward, Kind::backward, Kind::varlen})
+    checks.push_back({k, batch, "batch_" + name_of(k)});
+  return checks;
 }
 
 } // namespace ruleproof::gpu::check

@@ -130,10 +130,12 @@ std::string name_of(Kind k);
 /// The check of kind k on c; `threads` goes to check_forward and check_backward.
 Result run(Kind k, const Case &c, unsigned threads = 1);
 
-/// A check on one of the fixed cases.
+/// A check on one of the fixed cases; its name ("backward", "batch_varlen") picks it out
+/// alone (`-c RULE -c K64_V128 -c batch_backward` in gpu_kernel_tests).
 struct FixedCheck {
   Kind kind;
   Case c;
+  std::string name;
 };
 /// The (K, V) of the fixed cases: every pair in {64, 128}^2.
 inline constexpr std::pair<std::size_t, std::size_t> fixed_key_value_sizes[] = {

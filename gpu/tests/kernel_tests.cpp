@@ -52,17 +52,18 @@ TEST_CASE("kernel_varlen_equals_each_sequence_alone_bitwise", "[gpu]") {
 
 TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
   // The fixed cases beside the random ones (gpu/check.hpp, fixed_checks), as gpu-check runs
-  // them. One section per rule and (K, V), so that a slow tool can take one at a time
-  // (`-c RULE -c K64_V128`).
+  // them. One section per rule, (K, V) and check, so that a slow tool can take one at a time
+  // (`-c RULE -c K64_V128 -c batch_varlen`).
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     DYNAMIC_SECTION(rule_name(rule)) {
       for (const auto &[K, V] : fixed_key_value_sizes)
         DYNAMIC_SECTION("K" << K << "_V" << V) {
-          for (const FixedCheck &f : fixed_checks(rule, gpu::DType::bf16, K, V)) {
-            const Result r = run(f.kind, f.c, threads());
-            INFO(r.summary());
-            CHECK(r.holds());
-          }
+          for (const FixedCheck &f : fixed_checks(rule, gpu::DType::bf16, K, V))
+            DYNAMIC_SECTION(f.name) {
+              const Result r = run(f.kind, f.c, threads());
+              INFO(r.summary());
+              CHECK(r.holds());
+            }
         }
     }
 }

@@ -10,7 +10,9 @@
 # case and tool, default 120; SANITIZE_JOBS processes at once, default one a CPU core;
 # SANITIZE_TESTS a Catch test spec, default every test case); a test
 # case tagged [per_rule] runs one process per rule and (K, V) of the fixed cases (its sections,
-# `-c RULE -c K64_V128`). The logs come back in one archive, sanitizer_logs.tar.gz.
+# `-c RULE -c K64_V128`), or, with SANITIZE_CHECKS (names of fixed checks, as
+# "batch_forward batch_varlen"), one per rule, (K, V) and named check. The logs come back in
+# one archive, sanitizer_logs.tar.gz.
 # SANITIZE=only runs compute-sanitizer alone.
 set -u -o pipefail
 CARRY=${1:?usage: run_on_device.sh CARRY}
@@ -54,7 +56,8 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   tools=${SANITIZE_TOOLS:-memcheck racecheck}
   echo "== compute-sanitizer ($tools), every test case alone, ${SANITIZE_TIMEOUT:-120} s each"
   # A job is a test case, or a test case and one of its sections and subsections:
-  # "NAME" or "NAME|RULE|K64_V128" (the (K, V) of gpu/check.hpp, fixed_key_value_sizes).
+  # "NAME", "NAME|RULE|K64_V128" (the (K, V) of gpu/check.hpp, fixed_key_value_sizes) or
+  # "NAME|RULE|K64_V128|CHECK".
   mapfile -t test_cases < <("$CARRY/bin/gpu_kernel_tests" --list-test-names-only ${SANITIZE_TESTS:+"$SANITIZE_TESTS"} |
     grep -v '^\s*$')
   mapfile -t per_rule < <("$CARRY/bin/gpu_kernel_tests" --list-test-names-only "[per_rule]" |
@@ -65,16 +68,23 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   for test_case in "${test_cases[@]}"; do
     if printf '%s\n' "${per_rule[@]}" | grep -qxF "$test_case"; then
       for rule in "${rules[@]}"; do
-        for kv in K64_V64 K64_V128 K128_V64 K128_V128; do jobs+=("$test_case|$rule|$kv"); done
+        for kv in K64_V64 K64_V128 K128_V64 K128_V128; do
+          if [ -n "${SANITIZE_CHECKS:-}" ]; then
+            for check in $SANITIZE_CHECKS; do jobs+=("$test_case|$rule|$kv|$check"); done
+          else
+            jobs+=("$test_case|$rule|$kv")
+          fi
+        done
       done
     else
       jobs+=("$test_case")
     fi
   done
   for job in "${jobs[@]}"; do
-    IFS='|' read -r test_case rule kv <<< "$job"
+    IFS='|' read -r test_case rule kv check <<< "$job"
     section=()
     [ -n "$rule" ] && section=(-c "$rule" -c "$kv")
+    [ -n "$check" ] && section+=(-c "$check")
     for tool in $tools; do
       while [ "$(jobs -rp | wc -l)" -ge "${SANITIZE_JOBS:-$(nproc)}" ]; do wait -n; done
       (RC_PARAMS=${RC_PARAMS:-max_success=1} timeout "${SANITIZE_TIMEOUT:-120}" compute-sanitizer \
