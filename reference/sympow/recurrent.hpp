@@ -17,14 +17,12 @@ template <Scalar S> HeadOutput<S> recurrent_head(const SympowHead<S> &x) {
   const Eigen::Index L = x.q.rows(), V = x.v.cols(), D = static_cast<Eigen::Index>(b.size());
   const Eigen::Index VS = V + (x.normalize ? 1 : 0);
   const Mat<S> mu = cumulative_angles(x.beta, x.theta); // mu_i = mu_{i-1} + beta_i theta
+  const Mat<S> qr = rotate_rows(mu, x.q), kr = rotate_rows(mu, x.k); // Q'_t, K'_t
   Mat<S> state = x.h0.size() ? x.h0 : Mat<S>(Mat<S>::Zero(D, VS));
   Mat<S> o(L, V);
   for (Eigen::Index t = 0; t < L; ++t) {
-    // Without rotation mu has no columns, and a row of it would offset a null pointer.
-    const Vec<S> angles = x.rotating() ? Vec<S>(mu.row(t).transpose()) : Vec<S>();
-    const Vec<S> kt = x.k.row(t).transpose(), qt = x.q.row(t).transpose();
-    const Vec<S> phik = phi(b, w, x.rotating() ? rotate(angles, kt) : kt); // phi^p(K'_t)
-    const Vec<S> phiq = phi(b, w, x.rotating() ? rotate(angles, qt) : qt); // phi^p(Q'_t)
+    const Vec<S> phik = phi(b, w, Vec<S>(kr.row(t).transpose())); // phi^p(K'_t)
+    const Vec<S> phiq = phi(b, w, Vec<S>(qr.row(t).transpose())); // phi^p(Q'_t)
     const S gamma = exp(x.g(t));
     for (Eigen::Index r = 0; r < D; ++r) {
       for (Eigen::Index c = 0; c < V; ++c)
