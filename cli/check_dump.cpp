@@ -37,6 +37,12 @@ KernelRule kernel_rule_of(const std::string &name) {
                                  "gated_delta_rule, kda, dplr_fla and gated_oja");
 }
 
+/// The type the kernel stored output `name` in (fp32 when the dump lacks it).
+DType output_type(const KernelDump<float> &d, const std::string &name) {
+  const auto it = d.types.find(name);
+  return it == d.types.end() ? DType::fp32 : storage_of(it->second);
+}
+
 /// The kernel's tensor must have the truth's shape: anything else is a bad dump.
 void expect_shape(const std::string &name, const Tensor<float> &kernel, const Shape &truth) {
   if (kernel.shape() != truth)
@@ -46,82 +52,152 @@ void expect_shape(const std::string &name, const Tensor<float> &kernel, const Sh
 
 } // namespace
 
-std::string gate_tensor(KernelRule rule) { return rule == KernelRule::dplr_fla ? "gk" : "g"; }
+std::string gate_tensor(KernelRule rule) {
+  return rule == KernelRule::dplr_fla ? "gk" : rule == KernelRule::gated_oja ? "gv" : "g";
+}
+
+gpu::Policy policy_named(const std::string &name) {
+  if (const auto p = gpu::policy_of(name))
+    return *p;
+  std::string known;
+  for (const gpu::Policy p : gpu::all_policies)
+    known += (known.empty() ? "" : ", ") + gpu::policy_name(p);
+  throw InputError("--policy", "'" + name + "' is not a precision policy; known: " + known);
+}
+
+emulation::Roundings dump_roundings(gpu::Policy policy, const KernelDump<float> &d) {
+  try {
+    return gpu::roundings_or_throw(policy, storage_of(d.storage));
+  } catch (const std::invalid_argument &e) {
+    throw InputError("--policy", e.what());
+  }
+}
+
+template <class S>
+std::vector<std::pair<std::string, const Tensor<S> *>>
+named_outputs(KernelRule rule, const Output<S> &out, const Grads<S> &g) {
+  return {{"o", &out.o},       {"final_state", &out.final_state},
+          {"dq", &g.dq},       {"dk", &g.dk},
+          {"dv", &g.dv},       {"d" + gate_tensor(rule), &g.dg},
+          {"dbeta", &g.dbeta}, {"da", &g.da},
+          {"db", &g.db},       {"dh0", &g.dh0}};
+}
+
+/// Every input the rule takes must be in the dump: the twin and the truth run on them.
+void expect_rule_inputs(KernelRule rule, const KernelDump<float> &d) {
+  const std::string rule_name = gpu::rule_name(rule);
+  const auto need = [&](const std::string &name, const Tensor<float> &x) {
+    if (x.empty())
+      throw InputError(name, "missing from the dump (" + rule_name + " takes it)");
+  };
+  need(gate_tensor(rule), d.in.g);
+  if (gpu::has_beta(rule))
+    need("beta", d.in.beta);
+  if (gpu::has_ab(rule))
+    need("a", d.in.a), need("b", d.in.b);
+}
+
+DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDump<float> &d) {
+  expect_rule_inputs(rule, d);
+  dump_roundings(policy, d); // InputError when the policy cannot apply
+  const DType t = storage_of(d.storage);
+  gpu::OutputTypes types;
+  for (const auto &[name, type] : {std::pair{"o", &types.o},
+                                   {"final_state", &types.final_state},
+                                   {"dq", &types.dq},
+                                   {"dk", &types.dk},
+                                   {"dv", &types.dv},
+                                   {"dbeta", &types.dbeta},
+                                   {"da", &types.da},
+                                   {"db", &types.db},
+                                   {"dh0", &types.dh0}})
+    *type = output_type(d, name);
+  types.dg = output_type(d, "d" + gate_tensor(rule));
+  const Inputs<float128> in128 = gpu::widen(d.in);
+  DumpReference r;
+  r.twin = gpu::twin_forward(rule, policy, t, d.in, d.opts, types).out;
+  const Output<float128> truth = gpu::chunk_forward_staged(rule, in128, d.opts).out;
+  r.truth = {gpu::to_double_tensor(truth.o), gpu::to_double_tensor(truth.final_state)};
+  if (!d.backward)
+    return r;
+  r.twin_grads = gpu::twin_backward(rule, policy, t, d.in, d.ct, d.opts, types);
+  const Grads<float128> g = gpu::chunk_backward(rule, in128, gpu::widen(d.ct), d.opts);
+  r.truth_grads = {gpu::to_double_tensor(g.dq),    gpu::to_double_tensor(g.dk),
+                   gpu::to_double_tensor(g.dv),    gpu::to_double_tensor(g.dg),
+                   gpu::to_double_tensor(g.dbeta), gpu::to_double_tensor(g.dh0),
+                   gpu::to_double_tensor(g.da),    gpu::to_double_tensor(g.db)};
+  return r;
+}
 
 std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
+                                const DumpReference &ref,
                                 std::vector<reports::ErrorProfile> *profiles) {
-  const DType t = storage_of(d.storage);
   std::vector<Verdict> verdicts;
   gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
   sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3);
-  const auto judge = [&](const std::string &name, DType stored, const Tensor<float> &kernel,
-                         const Tensor<float> &twin, const Tensor<float128> &truth) {
-    if (kernel.empty())
-      return;
-    expect_shape(name, kernel, truth.shape());
-    const Tensor<double> truth_double = gpu::to_double_tensor(truth);
-    verdicts.push_back(gpu::check::judge(name, stored, kernel, twin, truth_double,
+  const auto kernel = named_outputs(rule, d.out, d.grads);
+  const auto twin = named_outputs(rule, ref.twin, ref.twin_grads);
+  const auto truth = named_outputs(rule, ref.truth, ref.truth_grads);
+  for (std::size_t i = 0; i < kernel.size(); ++i) {
+    const std::string &name = kernel[i].first;
+    const Tensor<float> &k = *kernel[i].second, &tw = *twin[i].second;
+    const Tensor<double> &tr = *truth[i].second;
+    if (k.empty())
+      continue;
+    expect_shape(name, k, tr.shape());
+    verdicts.push_back(gpu::check::judge(name, output_type(d, name), k, tw, tr,
                                          gpu::check::summed_terms(sizes, name)));
     const bool along_time = reports::where_in(name, {0, 0, 0}).time.has_value(); // not a state
     if (profiles && along_time)
-      for (const auto &[what, computed] :
-           {std::pair{"kernel", &kernel}, std::pair{"twin", &twin}}) {
-        reports::ErrorProfile p =
-            reports::error_profile(*computed, truth_double, gpu::kernel_chunk_size);
-        p.rule = gpu::rule_name(rule), p.output = name, p.scalar = gpu::dtype_name(stored);
+      for (const auto &[what, computed] : {std::pair{"kernel", &k}, std::pair{"twin", &tw}}) {
+        reports::ErrorProfile p = reports::error_profile(*computed, tr, d.opts.chunk_size);
+        p.rule = gpu::rule_name(rule), p.output = name;
+        p.scalar = gpu::dtype_name(output_type(d, name));
         p.compared = std::string(what) + " vs the float128 truth on the dump's inputs";
-        p.case_text = name + " " + shape_string(kernel.shape());
+        p.case_text = name + " " + shape_string(k.shape());
         profiles->push_back(std::move(p));
       }
-  };
-  const Inputs<float128> in128 = gpu::widen(d.in);
-  const gpu::StagedForward<float> twin = gpu::twin_forward(rule, t, d.in, d.opts);
-  const gpu::StagedForward<float128> truth = gpu::chunk_forward_staged(rule, in128, d.opts);
-  judge("o", t, d.out.o, twin.out.o, truth.out.o);
-  judge("final_state", DType::fp32, d.out.final_state, twin.out.final_state, truth.out.final_state);
-  if (!d.backward)
-    return verdicts;
-  const Grads<float> twin_grads = gpu::twin_backward(rule, t, d.in, d.ct, d.opts);
-  const Grads<float128> true_grads = gpu::chunk_backward(rule, in128, gpu::widen(d.ct), d.opts);
-  judge("dq", t, d.grads.dq, twin_grads.dq, true_grads.dq);
-  judge("dk", t, d.grads.dk, twin_grads.dk, true_grads.dk);
-  judge("dv", t, d.grads.dv, twin_grads.dv, true_grads.dv);
-  judge("d" + gate_tensor(rule), DType::fp32, d.grads.dg, twin_grads.dg, true_grads.dg);
-  judge("dbeta", DType::fp32, d.grads.dbeta, twin_grads.dbeta, true_grads.dbeta);
-  judge("da", t, d.grads.da, twin_grads.da, true_grads.da);
-  judge("db", t, d.grads.db, twin_grads.db, true_grads.db);
-  judge("dh0", DType::fp32, d.grads.dh0, twin_grads.dh0, true_grads.dh0);
+  }
   return verdicts;
+}
+
+std::vector<Verdict> judge_dump(KernelRule rule, gpu::Policy policy, const KernelDump<float> &d,
+                                std::vector<reports::ErrorProfile> *profiles) {
+  return judge_dump(rule, d, dump_reference(rule, policy, d), profiles);
 }
 
 namespace {
 
 struct CheckDumpArgs {
-  std::string file, rule, out = "reports/out/check_dump.json", summary;
+  std::string file, rule, policy = gpu::policy_name(default_policy),
+                          out = "reports/out/check_dump.json", summary;
 };
 
 int check_dump(const CheckDumpArgs &a) {
   expect_report_writable(a.out, a.summary);
   const KernelRule rule = kernel_rule_of(a.rule);
+  const gpu::Policy policy = policy_named(a.policy);
   const KernelDump<float> dump = read_kernel_dump<float>(a.file, gate_tensor(rule));
-  fmt::print("ruleproof check-dump: {} as {} ({} storage{})\n", a.file, a.rule,
-             io::to_string(dump.storage), dump.backward ? ", forward and backward" : "");
+  const emulation::Roundings roundings = dump_roundings(policy, dump);
+  fmt::print("ruleproof check-dump: {} as {} ({} inputs{}, chunk size {}), twin policy {}\n",
+             a.file, a.rule, io::to_string(dump.storage),
+             dump.backward ? ", forward and backward" : "", dump.opts.chunk_size, a.policy);
   std::vector<reports::ErrorProfile> profiles;
-  const std::vector<Verdict> verdicts = judge_dump(rule, dump, &profiles);
+  const std::vector<Verdict> verdicts = judge_dump(rule, policy, dump, &profiles);
   reports::Run run = reports::start_run("check-dump");
   run.details = {{"file", a.file},
                  {"storage", io::to_string(dump.storage)},
+                 {"chunk_size", dump.opts.chunk_size},
+                 {"policy", a.policy},
+                 {"operand_roundoff", gpu::roundoff(roundings.operand_bits)},
+                 {"stored_roundoff", gpu::roundoff(roundings.stored_bits)},
                  {"twin_factor", gpu::check::twin_factor},
                  {"backward", dump.backward},
                  {"profiles", nlohmann::json::array()}};
   for (const reports::ErrorProfile &p : profiles)
     run.details["profiles"].push_back(reports::to_json(p));
-  const std::map<std::string, const Tensor<float> *> tensors{
-      {"o", &dump.out.o},           {"final_state", &dump.out.final_state},
-      {"dq", &dump.grads.dq},       {"dk", &dump.grads.dk},
-      {"dv", &dump.grads.dv},       {"d" + gate_tensor(rule), &dump.grads.dg},
-      {"dbeta", &dump.grads.dbeta}, {"da", &dump.grads.da},
-      {"db", &dump.grads.db},       {"dh0", &dump.grads.dh0}};
+  const auto outputs = named_outputs(rule, dump.out, dump.grads);
+  const std::map<std::string, const Tensor<float> *> tensors(outputs.begin(), outputs.end());
   bool all_hold = true;
   fmt::print("{:<12} {:<6} {:>13} {:>13} {:>13} {:>8}\n", "output", "holds", "kernel error",
              "twin error", "allowed", "ratio");
@@ -151,6 +227,10 @@ int check_dump(const CheckDumpArgs &a) {
     r.details = {{"elements", v.elements},
                  {"twin_error", v.twin_error},
                  {"floor", v.floor},
+                 {"roundoff", v.roundoff},
+                 {"truth_rms", v.truth_rms},
+                 {"kernel_rms_error", v.kernel_rms},
+                 {"twin_rms_error", v.twin_rms},
                  {"finite", v.finite},
                  {"worst_index", v.worst_index}};
     run.results.push_back(std::move(r));
@@ -169,13 +249,20 @@ void add_check_dump_command(CLI::App &app, int &status) {
       "Judge a kernel's outputs and gradients, dumped to a safetensors file, against the "
       "float128 truth and the emulated twin");
   cmd->add_option("file", args->file,
-                  "The dump: q, k, v, g (dplr: gk), beta, a, b, initial_state, o, final_state; "
-                  "for the backward also do, dht, dq, dk, dv, dg (dgk), dbeta, da, db, dh0 "
+                  "The dump: q, k, v, g (dplr: gk, gated_oja: gv), beta, a, b, initial_state, "
+                  "cu_seqlens, o, final_state; for the backward also do, dht, dq, dk, dv, dg (dgk, "
+                  "dgv), dbeta, da, db, dh0; metadata scale, chunk_size (default 64) "
                   "(tools/dump_kernel.py writes one)")
       ->required();
   cmd->add_option("--rule", args->rule,
                   "simple_gla, gla, gated_delta_rule, kda, dplr_fla or gated_oja")
       ->required();
+  cmd->add_option("--policy", args->policy,
+                  "The twin's arithmetic: tensor-core (products of 16-bit operands, 16-bit "
+                  "intermediates: flash-linear-attention's kernels), tf32 (products of tf32 "
+                  "operands, for fp32 inputs) or fp32 (every product in fp32, as "
+                  "gpu-check's kernels)")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "The JSON report (the summary goes beside it)")
       ->capture_default_str();
   add_summary_option(cmd, args->summary);

@@ -15,14 +15,42 @@
 
 namespace ruleproof::cli {
 
-/// The name of a rule's log-gate in a dump, flash-linear-attention's: gk for dplr_fla, else g
-/// (its gradient is d + that name).
+/// The name of a rule's log-gate in a dump, flash-linear-attention's: gk for dplr_fla, gv for
+/// gated_oja, else g (its gradient is d + that name).
 std::string gate_tensor(gpu::KernelRule rule);
 
-/// The verdict on each output and gradient the dump holds, for a kernel of `rule`; with
-/// `profiles`, also the error profiles (reports/profile.hpp) of the kernel and of the twin
-/// against the truth, for each of them laid out [B, T, H, ...].
+/// The twin's policy unless --policy says otherwise: the arithmetic of the tensor-core kernels
+/// people write (gpu/twin.hpp).
+inline constexpr gpu::Policy default_policy = gpu::Policy::tensor_core;
+
+/// The policy of that name; InputError naming the known ones when there is none.
+gpu::Policy policy_named(const std::string &name);
+
+/// \brief What a dump's outputs are judged against, on its inputs: the twin's outputs under a
+/// policy, each rounded to the type the dump stores it in, and the float128 truth's (read back
+/// as double).
+struct DumpReference {
+  Output<float> twin;
+  Grads<float> twin_grads;
+  Output<double> truth;
+  Grads<double> truth_grads;
+};
+
+/// The twin (under `policy`; InputError when it cannot apply to the dump's input type) and the
+/// truth of a dump of `rule`.
+DumpReference dump_reference(gpu::KernelRule rule, gpu::Policy policy,
+                             const KernelDump<float> &dump);
+
+/// \brief The verdict on each output and gradient the dump holds, for a kernel of `rule`,
+/// against `ref`; with `profiles`, also the error profiles (reports/profile.hpp) of the kernel
+/// and of the twin against the truth, for each of them laid out [B, T, H, ...].
 std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, const KernelDump<float> &dump,
+                                            const DumpReference &ref,
+                                            std::vector<reports::ErrorProfile> *profiles = nullptr);
+
+/// The same, the reference computed here under `policy`.
+std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, gpu::Policy policy,
+                                            const KernelDump<float> &dump,
                                             std::vector<reports::ErrorProfile> *profiles = nullptr);
 
 void add_check_dump_command(CLI::App &app, int &status);

@@ -355,6 +355,7 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
   Verdict v;
   v.output = output;
   v.stored = stored;
+  v.roundoff = unit_roundoff(stored);
   v.elements = truth.size();
   if (kernel.shape() != truth.shape() || twin.shape() != truth.shape()) {
     v.finite = false;
@@ -372,17 +373,25 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
     v.truth_max = std::max(v.truth_max, std::abs(truth[i]));
     v.twin_error = std::max(v.twin_error, std::abs(double(twin[i]) - truth[i]));
     const double e = std::abs(double(kernel[i]) - truth[i]);
+    v.truth_rms += truth[i] * truth[i];
+    v.kernel_rms += e * e;
+    v.twin_rms += (double(twin[i]) - truth[i]) * (double(twin[i]) - truth[i]);
     if (e > v.kernel_error) {
       v.kernel_error = e;
       v.worst_index = i;
     }
   }
   if (truth.size() > 0) {
+    const double n = static_cast<double>(truth.size());
+    v.truth_rms = std::sqrt(v.truth_rms / n);
+    v.kernel_rms = std::sqrt(v.kernel_rms / n);
+    v.twin_rms = std::sqrt(v.twin_rms / n);
     v.kernel_value = kernel[v.worst_index];
     v.truth_value = truth[v.worst_index];
     v.twin_value = twin[v.worst_index];
   }
-  v.floor = std::sqrt(double(summed_terms)) * unit_roundoff(stored) * v.truth_max;
+  v.floor =
+      (v.roundoff + std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32)) * v.truth_max;
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
   return v;
 }
@@ -403,7 +412,8 @@ Result check_forward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const StagedForward<float> kernel = kernel_forward(c, d);
-  const StagedForward<float> twin = twin_forward(c.rule, c.storage, d.in, d.opts);
+  const StagedForward<float> twin = twin_forward(c.rule, kernels_policy, c.storage, d.in, d.opts,
+                                                 OutputTypes::kernels_of(c.storage));
   const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
   add(r, judge("o", c.storage, kernel.out.o, twin.out.o, to_double_tensor(truth.out.o)));
   if (c.output_final_state)
@@ -420,7 +430,8 @@ Result check_backward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const KernelGrads kernel = kernel_backward(c, d);
-  const Grads<float> twin = twin_backward(c.rule, c.storage, d.in, d.ct, d.opts);
+  const Grads<float> twin = twin_backward(c.rule, kernels_policy, c.storage, d.in, d.ct, d.opts,
+                                          OutputTypes::kernels_of(c.storage));
   const Inputs<float128> in128 = widen(d.in);
   const Cotangents<float128> ct128 = widen(d.ct);
   const Grads<float128> truth = chunk_backward(c.rule, in128, ct128, d.opts);

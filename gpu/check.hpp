@@ -3,9 +3,10 @@
 //
 // The verdict on one output (judge): on one input, stored as the kernel receives it,
 //   kernel_error = max_i |kernel_i - truth_i|,  twin_error = max_i |twin_i - truth_i|,
-//   floor = sqrt(n) u_stored max_i |truth_i|  (one rounding of the largest entry to the type
-//           the kernel stores this output in, which no kernel storing it can avoid; sqrt(n) of
-//           them for an fp32 output each element of which sums n terms: summed_terms),
+//   floor = (u + sqrt(n) u_fp32) max_i |truth_i|  (one rounding of the largest entry to the
+//           type the kernel stores this output in, u its unit roundoff, which no kernel storing
+//           it can avoid, after the sqrt(n) fp32 roundings of a sum of n terms, the
+//           probabilistic size of rounding in an n-term fp32 sum: summed_terms),
 //   allowed = twin_factor max(twin_error, floor),
 // and the output passes when every element is finite (outputs are poisoned with NaN before
 // the launch, so an element never written fails) and kernel_error <= allowed. The truth is
@@ -24,6 +25,7 @@
 #include "reference/core/inputs.hpp"
 #include "reference/core/validate.hpp"
 #include "rounding.hpp"
+#include "twin.hpp"
 
 namespace ruleproof::gpu::check {
 
@@ -63,14 +65,22 @@ struct Drawn {
 };
 Drawn draw(const Case &c);
 
+/// \brief The policy the project's own kernels are judged under (gpu/twin.hpp): every product
+/// on CUDA cores in fp32, every stage stored in fp32.
+inline constexpr Policy kernels_policy = Policy::fp32;
+
 /// \brief The verdict on one output (see the top of this file).
 struct Verdict {
   std::string output;
   DType stored = DType::fp32; ///< the type the kernel stores this output in
+  double roundoff = 0;        ///< u of the floor: the unit roundoff of `stored`
   std::size_t elements = 0;
   bool finite = true;
   std::size_t worst_index = 0; ///< the worst element, or the first non-finite one
   double truth_max = 0, kernel_error = 0, twin_error = 0, floor = 0, allowed = 0;
+  /// Root mean squares over the elements: of the truth, of the kernel's and the twin's errors
+  /// (kernel_rms / truth_rms is flash-linear-attention's error ratio).
+  double truth_rms = 0, kernel_rms = 0, twin_rms = 0;
   double kernel_value = 0, truth_value = 0, twin_value = 0;
   bool holds() const { return finite && kernel_error <= allowed; }
   /// kernel_error / allowed (<= 1 holds); infinite when not finite.
@@ -79,11 +89,12 @@ struct Verdict {
 };
 
 /// \brief The verdict on one output; all three tensors of one shape (else not finite).
-/// `summed_terms`: how many terms each element of the output sums (dg: a reverse cumulative
-/// sum over the sequence). The floor of the allowed error is then sqrt(summed_terms) roundings
-/// of the largest entry, the probabilistic size of rounding in an n-term sum (Higham and
-/// Mary, 2019): the twin's own error on one input can fall far below it by chance, and a
-/// correct kernel summing in another order must not fail for that.
+/// `summed_terms`: how many terms each element of the output sums in fp32 (dg: a reverse
+/// cumulative sum over the sequence). The floor of the allowed error then holds sqrt(summed_terms)
+/// fp32 roundings of the largest entry, the probabilistic size of rounding in an n-term sum
+/// (Higham and Mary, 2019), besides its one rounding to the stored type: the twin's own error on
+/// one input can fall far below it by chance, and a correct kernel summing in another order
+/// must not fail for that.
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
 

@@ -1,27 +1,39 @@
-// ruleproof: the emulated twin of the GPU kernels (DESIGN.md, Precision), CPU only, and the
-// reference's chunkwise stages laid out as the kernels lay out theirs.
+// ruleproof: the emulated twin of a kernel (DESIGN.md, Precision), CPU only, under a named
+// precision policy, and the reference's chunkwise stages laid out as the kernels lay out theirs.
 //
 // The twin is the reference chunkwise algorithm itself (reference/gla/chunk.hpp through
 // gla.hpp and simple_gla.hpp; reference/kda/chunk.hpp through kda.hpp and
 // gated_delta_rule.hpp; reference/dplr/chunk.hpp through dplr.hpp with flash-linear-attention's
 // parameterisation; reference/gated_oja/chunk.hpp through gated_oja.hpp; no rule is written
 // again here) run with S = float on the inputs the kernel receives (q, k, v, dplr's a and b, do
-// already rounded to bf16 or fp16; g, beta, h0, dht fp32), with every product and sum in fp32
-// (Eigen's float products), and its outputs rounded where the kernels store 16 bits: o, dq,
-// dk, dv, da, db. Everything else the kernels keep in fp32 (g_cum, the states h, the scores,
-// the WY stages, the final state, dg, dbeta, dh0), and so does the twin. Its error against the
-// float128 truth, on the very same input, is what the kernels' precision allows; a kernel output
-// passes when its own error is within a stated factor of it (gpu/check.hpp).
+// in the kernel's 16-bit type; the gates, beta, h0, dht as stored), with the arithmetic of the
+// policy (reference/core/emulation.hpp):
+//   fp32         every product and sum in fp32, intermediates in fp32: kernels whose products
+//                run on CUDA cores (this project's own, gpu/chunk_*.cu);
+//   tensor-core  the two operands of every matrix product rounded to the input type (bf16 or
+//                fp16), sums in fp32, and the intermediates a chunkwise kernel stores between its
+//                stages (the WY factors and the inverted triangle, u or c, the per-chunk states
+//                h and dh, v_new or v2, dv) rounded to the input type; cumulative gates,
+//                exponentials, elementwise products and running states fp32: the Triton and
+//                CUDA kernels of flash-linear-attention and its like;
+//   tf32         the same with tf32 operands (fp32's range, 11 significand bits) and fp32
+//                intermediates: a kernel of fp32 inputs whose products run on tensor cores.
+// Each output is then rounded to the type the kernel stores it in. The twin's error against the
+// float128 truth, on the very same input, is what a kernel of that precision incurs; a kernel
+// output passes when its own error is within a stated factor of it (gpu/check.hpp).
 //
 // Plain C++ (Eigen, no CUDA): never include this from a .cu file.
 #pragma once
 
+#include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "detail/chunk_launch.hpp"
 #include "kernel_rule.hpp"
+#include "reference/core/emulation.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/dplr/dplr.hpp"
 #include "reference/gated_delta_rule/gated_delta_rule.hpp"
@@ -274,28 +286,101 @@ inline Cotangents<float> as_stored(DType t, Cotangents<float> ct) {
   return ct;
 }
 
-/// \brief The twin's forward: the reference in fp32 at the kernels' chunk size, on stored
-/// inputs (as_stored), o rounded to the storage type t.
-inline StagedForward<float> twin_forward(KernelRule rule, DType t, const Inputs<float> &stored,
-                                         Options opts) {
-  opts.chunk_size = kernel_chunk_size;
+/// \brief The precision policies of the twin (see the top of this file).
+enum class Policy { fp32, tensor_core, tf32 };
+inline constexpr Policy all_policies[] = {Policy::fp32, Policy::tensor_core, Policy::tf32};
+
+inline std::string policy_name(Policy p) {
+  switch (p) {
+  case Policy::fp32: return "fp32";
+  case Policy::tensor_core: return "tensor-core";
+  case Policy::tf32: return "tf32";
+  }
+  return "?";
+}
+
+inline std::optional<Policy> policy_of(const std::string &name) {
+  for (Policy p : all_policies)
+    if (policy_name(p) == name)
+      return p;
+  return std::nullopt;
+}
+
+/// Significand bits of a format (the leading one counted): its unit roundoff is 2^-bits.
+inline int significand_bits(DType t) { return t == DType::bf16 ? 8 : t == DType::fp16 ? 11 : 24; }
+constexpr int tf32_bits = 11; ///< tf32: fp32's exponent, 10 stored significand bits
+
+/// \brief What policy p rounds for a kernel whose inputs q, k, v are stored in t; std::nullopt
+/// when it cannot apply: tensor-core rounds to the 16-bit input type, so it needs one (a kernel
+/// of fp32 inputs on tensor cores is tf32's).
+inline std::optional<emulation::Roundings> roundings(Policy p, DType t) {
+  switch (p) {
+  case Policy::fp32: return emulation::Roundings{};
+  case Policy::tensor_core:
+    if (t != DType::bf16 && t != DType::fp16)
+      return std::nullopt;
+    return emulation::Roundings{significand_bits(t), significand_bits(t)};
+  case Policy::tf32: return emulation::Roundings{tf32_bits, 24};
+  }
+  return std::nullopt;
+}
+
+/// The roundings of p for inputs of type t; std::invalid_argument naming both when p cannot
+/// apply.
+inline emulation::Roundings roundings_or_throw(Policy p, DType t) {
+  if (const auto r = roundings(p, t))
+    return *r;
+  throw std::invalid_argument("the " + policy_name(p) + " policy rounds products to a 16-bit " +
+                              "input type (bf16 or fp16); these inputs are " + dtype_name(t) +
+                              " (use tf32 or fp32)");
+}
+
+/// The unit roundoff 2^-bits of a rounding to `bits` significand bits.
+inline double roundoff(int bits) { return std::ldexp(1.0, -bits); }
+
+/// \brief The type each output is stored in, by its name (o, final_state, dq, dk, dv, dg, dbeta,
+/// da, db, dh0): what the twin rounds it to.
+struct OutputTypes {
+  DType o = DType::bf16, final_state = DType::fp32;
+  DType dq = DType::bf16, dk = DType::bf16, dv = DType::bf16, dg = DType::fp32;
+  DType dbeta = DType::fp32, da = DType::bf16, db = DType::bf16, dh0 = DType::fp32;
+  /// The kernels of this project (gpu/chunk_*.cu): o, dq, dk, dv, da, db in the input type t,
+  /// the rest fp32.
+  static OutputTypes kernels_of(DType t) {
+    OutputTypes r;
+    r.o = r.dq = r.dk = r.dv = r.da = r.db = t;
+    return r;
+  }
+};
+
+/// \brief The twin's forward: the reference at the kernel's chunk size (opts.chunk_size) under
+/// policy p, on stored inputs (as_stored) of type t; o and the final state rounded to their
+/// types.
+inline StagedForward<float> twin_forward(KernelRule rule, Policy p, DType t,
+                                         const Inputs<float> &stored, const Options &opts,
+                                         const OutputTypes &types) {
+  const emulation::Scope scope(roundings_or_throw(p, t));
   StagedForward<float> r = chunk_forward_staged(rule, stored, opts);
-  r.out.o = rounded(t, std::move(r.out.o));
+  r.out.o = rounded(types.o, std::move(r.out.o));
+  r.out.final_state = rounded(types.final_state, std::move(r.out.final_state));
   return r;
 }
 
-/// \brief The twin's backward: the reference's analytic backward in fp32 at the kernels'
-/// chunk size, dq, dk, dv (and dplr's da, db) rounded to the storage type t (dg, dbeta, dh0
-/// stay fp32).
-inline Grads<float> twin_backward(KernelRule rule, DType t, const Inputs<float> &stored,
-                                  const Cotangents<float> &ct_stored, Options opts) {
-  opts.chunk_size = kernel_chunk_size;
+/// \brief The twin's backward: the reference's analytic backward at the kernel's chunk size
+/// under policy p, every gradient rounded to its type.
+inline Grads<float> twin_backward(KernelRule rule, Policy p, DType t, const Inputs<float> &stored,
+                                  const Cotangents<float> &ct_stored, const Options &opts,
+                                  const OutputTypes &types) {
+  const emulation::Scope scope(roundings_or_throw(p, t));
   Grads<float> g = chunk_backward(rule, stored, ct_stored, opts);
-  g.dq = rounded(t, std::move(g.dq));
-  g.dk = rounded(t, std::move(g.dk));
-  g.dv = rounded(t, std::move(g.dv));
-  g.da = rounded(t, std::move(g.da));
-  g.db = rounded(t, std::move(g.db));
+  g.dq = rounded(types.dq, std::move(g.dq));
+  g.dk = rounded(types.dk, std::move(g.dk));
+  g.dv = rounded(types.dv, std::move(g.dv));
+  g.dg = rounded(types.dg, std::move(g.dg));
+  g.dbeta = rounded(types.dbeta, std::move(g.dbeta));
+  g.da = rounded(types.da, std::move(g.da));
+  g.db = rounded(types.db, std::move(g.db));
+  g.dh0 = rounded(types.dh0, std::move(g.dh0));
   return g;
 }
 

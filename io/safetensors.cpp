@@ -19,11 +19,12 @@ std::string to_string(DType t) {
   case DType::bf16: return "BF16";
   case DType::f16: return "F16";
   case DType::f32: return "F32";
+  case DType::i64: return "I64";
   }
   return "?";
 }
 
-std::size_t size_of(DType t) { return t == DType::f32 ? 4 : 2; }
+std::size_t size_of(DType t) { return t == DType::i64 ? 8 : t == DType::f32 ? 4 : 2; }
 
 namespace {
 
@@ -83,8 +84,8 @@ std::uint64_t little_endian_u64(std::string_view b) {
   return n;
 }
 
-std::uint32_t little_endian_bits(const char *p, std::size_t bytes) {
-  std::uint32_t x = 0;
+std::uint64_t little_endian_bits(const char *p, std::size_t bytes) {
+  std::uint64_t x = 0;
   for (std::size_t i = bytes; i-- > 0;)
     x = (x << 8) | static_cast<unsigned char>(p[i]);
   return x;
@@ -97,7 +98,9 @@ DType dtype_of(const std::string &s, const std::string &where) {
     return DType::f16;
   if (s == "F32")
     return DType::f32;
-  throw FileError(where + " has dtype " + s + "; accepted: BF16, F16, F32");
+  if (s == "I64")
+    return DType::i64;
+  throw FileError(where + " has dtype " + s + "; accepted: BF16, F16, F32, I64");
 }
 
 /// An unsigned integer of the header, or a FileError saying what was expected.
@@ -114,16 +117,20 @@ struct Span {
 
 } // namespace
 
-double decode(DType t, std::uint32_t bits) {
+double decode(DType t, std::uint64_t bits) {
+  const auto low = static_cast<std::uint32_t>(bits);
   switch (t) {
-  case DType::bf16: return std::bit_cast<float>(bits << 16);
-  case DType::f16: return half_value(bits);
-  case DType::f32: return std::bit_cast<float>(bits);
+  case DType::bf16: return std::bit_cast<float>(low << 16);
+  case DType::f16: return half_value(low);
+  case DType::f32: return std::bit_cast<float>(low);
+  case DType::i64: return static_cast<double>(std::bit_cast<std::int64_t>(bits));
   }
   return 0;
 }
 
-std::uint32_t encode(DType t, double x) {
+std::uint64_t encode(DType t, double x) {
+  if (t == DType::i64)
+    return std::bit_cast<std::uint64_t>(static_cast<std::int64_t>(std::llround(x)));
   if (t == DType::f32)
     return std::bit_cast<std::uint32_t>(static_cast<float>(x));
   const float odd = round_to_odd_float(x);
@@ -193,8 +200,12 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string &name) {
     spans.push_back({begin, end, key});
     t.values.resize(static_cast<std::size_t>(count));
     const char *p = data.data() + begin;
-    for (std::size_t i = 0; i < t.values.size(); ++i, p += width)
+    for (std::size_t i = 0; i < t.values.size(); ++i, p += width) {
       t.values[i] = decode(t.dtype, little_endian_bits(p, width));
+      if (t.dtype == DType::i64 && std::abs(t.values[i]) > max_exact_integer)
+        throw FileError(where + ": element " + std::to_string(i) +
+                        " is beyond 2^53, more than an offset needs");
+    }
     file.tensors.emplace(key, std::move(t));
   }
   std::sort(spans.begin(), spans.end(),
@@ -233,7 +244,7 @@ std::string safetensors_bytes(const Safetensors &file) {
                                   " values for a shape of " + std::to_string(count));
     const std::size_t begin = data.size(), width = size_of(t.dtype);
     for (double x : t.values) {
-      const std::uint32_t bits = encode(t.dtype, x);
+      const std::uint64_t bits = encode(t.dtype, x);
       for (std::size_t i = 0; i < width; ++i)
         data.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
     }

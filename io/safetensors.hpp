@@ -5,7 +5,8 @@
 // [begin, end]} (and an optional "__metadata__" object of strings); then the data, each
 // tensor's bytes row-major and little-endian at [begin, end) of the data that follows the
 // header. ruleproof accepts BF16, F16 and F32 tensors and reads them into doubles (exactly:
-// every value of those types is a double).
+// every value of those types is a double), and I64 tensors (offsets such as cu_seqlens) of
+// magnitude at most 2^53, which doubles hold exactly too.
 //
 // Everything read is checked before anything is allocated from it: a truncated file, a
 // header that does not parse or claims more bytes than the file has, offsets outside the
@@ -30,9 +31,9 @@ public:
 };
 
 /// The element types a dump may hold.
-enum class DType { bf16, f16, f32 };
+enum class DType { bf16, f16, f32, i64 };
 
-/// "BF16", "F16", "F32": the names the format uses.
+/// "BF16", "F16", "F32", "I64": the names the format uses.
 std::string to_string(DType t);
 /// Bytes of one element.
 std::size_t size_of(DType t);
@@ -66,9 +67,12 @@ std::string safetensors_bytes(const Safetensors &file);
 /// Writes a file whole or not at all.
 void write_safetensors(const std::filesystem::path &path, const Safetensors &file);
 
-/// The value of a bf16, f16 or f32 bit pattern, and a double rounded to one (nearest even;
-/// out of range: infinity).
-double decode(DType t, std::uint32_t bits);
-std::uint32_t encode(DType t, double x);
+/// The value of a bf16, f16, f32 or i64 bit pattern, and a double rounded to one (nearest even;
+/// out of range: infinity; i64: to the nearest integer).
+double decode(DType t, std::uint64_t bits);
+std::uint64_t encode(DType t, double x);
+
+/// The largest magnitude of an I64 value read (doubles hold every integer up to it exactly).
+inline constexpr double max_exact_integer = 9007199254740992.0; // 2^53
 
 } // namespace ruleproof::io

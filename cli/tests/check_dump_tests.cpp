@@ -80,7 +80,7 @@ std::vector<gpu::check::Verdict> judged(KernelRule rule, const io::Safetensors &
   io::write_safetensors(path, f);
   const KernelDump<float> dump = read_kernel_dump<float>(path, gate_tensor(rule));
   std::filesystem::remove(path);
-  return judge_dump(rule, dump);
+  return judge_dump(rule, gpu::Policy::fp32, dump);
 }
 
 bool all_hold(const std::vector<gpu::check::Verdict> &verdicts) {

@@ -71,8 +71,10 @@ struct Reference {
 
 Reference reference_of(const check::Case &c, const check::Drawn &d) {
   const Inputs<float128> in = widen(d.in);
-  return {twin_forward(c.rule, c.storage, d.in, d.opts),
-          twin_backward(c.rule, c.storage, d.in, d.ct, d.opts),
+  return {twin_forward(c.rule, check::kernels_policy, c.storage, d.in, d.opts,
+                       OutputTypes::kernels_of(c.storage)),
+          twin_backward(c.rule, check::kernels_policy, c.storage, d.in, d.ct, d.opts,
+                        OutputTypes::kernels_of(c.storage)),
           chunk_forward_staged(c.rule, in, d.opts).out,
           chunk_backward(c.rule, in, widen(d.ct), d.opts)};
 }
@@ -238,8 +240,10 @@ TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
         for (const Tensor<float> *x : {&d.in.q, &d.in.k, &d.in.v, &d.in.a, &d.in.b, &d.ct.d_o})
           for (std::size_t i = 0; i < x->size(); ++i)
             RC_ASSERT((*x)[i] == round_to(t, (*x)[i]));
-        const StagedForward<float> f = twin_forward(rule, t, d.in, d.opts);
-        const Grads<float> g = twin_backward(rule, t, d.in, d.ct, d.opts);
+        const StagedForward<float> f =
+            twin_forward(rule, check::kernels_policy, t, d.in, d.opts, OutputTypes::kernels_of(t));
+        const Grads<float> g = twin_backward(rule, check::kernels_policy, t, d.in, d.ct, d.opts,
+                                             OutputTypes::kernels_of(t));
         RC_ASSERT(g.da.empty() == !has_ab(rule));
         for (const Tensor<float> *x : {&f.out.o, &g.dq, &g.dk, &g.dv, &g.da, &g.db})
           for (std::size_t i = 0; i < x->size(); ++i)
@@ -276,7 +280,8 @@ TEST_CASE("kernel_order_of_the_scores_passes_the_twin_verdict", "[twin]") {
   const auto judged = [](const check::Case &c) {
     const check::Drawn d = check::draw(c);
     const std::string name = is_delta(c.rule) ? "A0" : "A";
-    const StagedForward<float> twin = twin_forward(c.rule, c.storage, d.in, d.opts);
+    const StagedForward<float> twin = twin_forward(c.rule, check::kernels_policy, c.storage, d.in,
+                                                   d.opts, OutputTypes::kernels_of(c.storage));
     const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
     return check::judge(name, DType::fp32, scores_in_kernel_order(c, d), stage(twin, name),
                         to_double_tensor(stage(truth, name)), check::summed_terms(c, name));

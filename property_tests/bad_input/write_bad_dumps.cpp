@@ -162,6 +162,35 @@ void write_all(const std::string &dir) {
   write(dir, "cu_seqlens_negative", with_metadata(gla, "cu_seqlens", "-1,2,5"));
   write(dir, "scale_not_a_number", with_metadata(gla, "scale", "half"));
   write(dir, "scale_infinite", with_metadata(gla, "scale", "inf"));
+  write(dir, "chunk_size_not_a_number", with_metadata(gla, "chunk_size", "sixty"));
+  write(dir, "chunk_size_zero", with_metadata(gla, "chunk_size", "0"));
+
+  // cu_seqlens as flash-linear-attention passes it: an I64 tensor (or a JSON list).
+  f = gla;
+  f.tensors["cu_seqlens"] = io::StoredTensor{io::DType::f32, {3}, {0, 2, 5}};
+  write(dir, "cu_seqlens_tensor_f32", io::safetensors_bytes(f));
+  f.tensors["cu_seqlens"] = io::StoredTensor{io::DType::i64, {3}, {0, 3, 2}};
+  write(dir, "cu_seqlens_tensor_not_increasing", io::safetensors_bytes(f));
+  f.tensors["cu_seqlens"] = io::StoredTensor{io::DType::i64, {3}, {0, 2, 5}};
+  write(dir, "cu_seqlens_tensor_and_metadata_differ", with_metadata(f, "cu_seqlens", "[0, 3, 5]"));
+  write(dir, "cu_seqlens_list_not_closed", with_metadata(gla, "cu_seqlens", "[0, 2, 5"));
+  f.tensors["cu_seqlens"] = io::StoredTensor{io::DType::i64, {3}, {0, 2, 1e17}};
+  write(dir, "cu_seqlens_beyond_2_53", io::safetensors_bytes(f));
+
+  // What the twin's precision policy reads: the kernel's one input type.
+  f = gla;
+  f.tensors["k"].dtype = io::DType::f16;
+  write(dir, "inputs_of_two_types", io::safetensors_bytes(f));
+  f = gla;
+  for (const char *name : {"q", "k", "v", "o"})
+    f.tensors[name].dtype = io::DType::f32;
+  write(dir, "inputs_f32", io::safetensors_bytes(f));
+  f = gla;
+  f.tensors["q"].dtype = io::DType::i64;
+  write(dir, "q_i64", io::safetensors_bytes(f));
+  f = delta;
+  f.tensors.erase("beta");
+  write(dir, "delta_without_beta", io::safetensors_bytes(f));
 }
 
 } // namespace

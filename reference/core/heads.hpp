@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "emulation.hpp"
 #include "validate.hpp"
 
 namespace ruleproof {
@@ -85,7 +86,8 @@ template <class S> void put_state(Tensor<S> &x, const Mat<S> &m, std::size_t n, 
       x(n, h, i, j) = m(i, j);
 }
 
-/// Runs task(i) for i in [0, count) on up to `threads` threads; rethrows the first error.
+/// Runs task(i) for i in [0, count) on up to `threads` threads, each with the calling thread's
+/// emulated roundings (emulation.hpp); rethrows the first error.
 template <class Task> void parallel_for(std::size_t count, unsigned threads, Task task) {
   if (threads <= 1 || count <= 1) {
     for (std::size_t i = 0; i < count; ++i)
@@ -96,8 +98,10 @@ template <class Task> void parallel_for(std::size_t count, unsigned threads, Tas
   std::exception_ptr error;
   std::mutex error_lock;
   std::vector<std::thread> pool;
+  const emulation::Roundings roundings = emulation::active(); // the workers emulate alike
   for (unsigned w = 0; w < std::min<std::size_t>(threads, count); ++w)
     pool.emplace_back([&] {
+      const emulation::Scope scope(roundings);
       for (std::size_t i; (i = next++) < count;) {
         try {
           task(i);

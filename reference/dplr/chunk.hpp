@@ -115,9 +115,12 @@ WC<S> recompute_w_c(const Mat<S> &v, const Intra<S> &intra, const std::vector<Ma
   const auto chunks = detail::chunks_of(v.rows(), C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
-    r.w.middleRows(s, n) = E[c] * intra.b_left.middleRows(s, n);                 // seed 001: W
-    r.c.middleRows(s, n) = -(E[c] * Mat<S>(intra.A_bk[c] * v.middleRows(s, n))); // seed 001: C
+    r.w.middleRows(s, n) = detail::mul<S>(E[c], intra.b_left.middleRows(s, n)); // seed 001: W
+    r.c.middleRows(s, n) =
+        -detail::mul<S>(E[c], detail::mul<S>(intra.A_bk[c], v.middleRows(s, n))); // seed 001: C
   }
+  emulation::store<S>(r.w); // kernels store w and c in 16 bits
+  emulation::store<S>(r.c);
   return r;
 }
 
@@ -143,13 +146,15 @@ StateChain<S> chunk_dplr_fwd_h(const Mat<S> &k, const Mat<S> &a, const Mat<S> &v
     const Mat<S> k_end = k.middleRows(s, n).cwiseProduct(to_end);
     const Mat<S> a_end = a.middleRows(s, n).cwiseProduct(to_end);
     const Vec<S> gamma = detail::decay_last(gc);
-    const Mat<S> v2 = wc.c.middleRows(s, n) - wc.w.middleRows(s, n) * r.ht; // seed 001: V_[t],2
-    r.h.push_back(r.ht);
-    r.P.push_back(Mat<S>(gamma.asDiagonal()) - a_end.transpose() * wc.w.middleRows(s, n));
-    r.H.push_back(k_end.transpose() * v.middleRows(s, n) +
-                  a_end.transpose() * wc.c.middleRows(s, n)); // seed 001: P^C, H^C
-    r.ht = gamma.asDiagonal() * r.ht + k_end.transpose() * v.middleRows(s, n) +
-           a_end.transpose() * v2; // seed 001: S^C_[t], transposed
+    const Mat<S> v2 = emulation::stored<S>(
+        wc.c.middleRows(s, n) - detail::mul<S>(wc.w.middleRows(s, n), r.ht)); // seed 001: V_[t],2
+    r.h.push_back(emulation::stored<S>(r.ht)); // kernels store h in 16 bits, carry it in fp32
+    r.P.push_back(Mat<S>(gamma.asDiagonal()) -
+                  detail::mul<S>(a_end.transpose(), wc.w.middleRows(s, n)));
+    r.H.push_back(detail::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
+                  detail::mul<S>(a_end.transpose(), wc.c.middleRows(s, n))); // P^C, H^C
+    r.ht = gamma.asDiagonal() * r.ht + detail::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
+           detail::mul<S>(a_end.transpose(), v2); // seed 001: S^C_[t], transposed
     r.v2.middleRows(s, n) = v2;
   }
   return r;
@@ -163,9 +168,9 @@ Mat<S> chunk_dplr_fwd_o(const Mat<S> &v, const Intra<S> &intra, const StateChain
   const auto chunks = detail::chunks_of(v.rows(), C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
-    o.middleRows(s, n) = intra.q_left.middleRows(s, n) * chain.h[c] +
-                         intra.A_qk[c] * v.middleRows(s, n) +
-                         intra.A_qa[c] * chain.v2.middleRows(s, n); // seed 001: O_[t]
+    o.middleRows(s, n) = detail::mul<S>(intra.q_left.middleRows(s, n), chain.h[c]) +
+                         detail::mul<S>(intra.A_qk[c], v.middleRows(s, n)) +
+                         detail::mul<S>(intra.A_qa[c], chain.v2.middleRows(s, n)); // O_[t]
   }
   return o;
 }
@@ -234,12 +239,13 @@ StateGrads<S> chunk_dplr_bwd_dhu(const Mat<S> &a, const ChunkStages<S> &st, cons
     const auto [s, n] = chunks[c];
     const Mat<S> gc = st.g_cum.middleRows(s, n);
     const Mat<S> a_end = a.middleRows(s, n).cwiseProduct(detail::decay_to_end(gc));
-    r.dh[c] = r.dh0;
-    const Mat<S> dv2 =
-        a_end * r.dh0 + st.intra.A_qa[c].transpose() * d_o.middleRows(s, n); // seed 001: dC
+    r.dh[c] = emulation::stored<S>(r.dh0); // kernels store dh and dv2 in 16 bits
+    const Mat<S> dv2 = emulation::stored<S>(
+        detail::mul<S>(a_end, r.dh0) +
+        detail::mul<S>(st.intra.A_qa[c].transpose(), d_o.middleRows(s, n))); // seed 001: dC
     r.dh0 = detail::decay_last(gc).asDiagonal() * r.dh0 +
-            st.intra.q_left.middleRows(s, n).transpose() * d_o.middleRows(s, n) -
-            st.w.middleRows(s, n).transpose() * dv2; // seed 001: dS_[t-1]
+            detail::mul<S>(st.intra.q_left.middleRows(s, n).transpose(), d_o.middleRows(s, n)) -
+            detail::mul<S>(st.w.middleRows(s, n).transpose(), dv2); // seed 001: dS_[t-1]
     r.dv2.middleRows(s, n) = dv2;
   }
   return r;
@@ -280,31 +286,34 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const Mat<S> to_end = detail::decay_to_end(gc);
 
     // seed 001, dW = -dC S_[t-1] (the chunk's START state; the note writes S_[t])
-    const Mat<S> dw = -dv2c * h.transpose();
+    const Mat<S> dw = -detail::mul<S>(dv2c, h.transpose());
     // seed 001, dE = -dC V^T A_bk^T + dW B<-^T, dF = -E^T dE E^T
-    const Mat<S> Et_dc = E.transpose() * dv2c;
-    const Mat<S> dE = -dv2c * Mat<S>(A_bk * vc).transpose() + dw * b_left.transpose();
-    const Mat<S> dF = -(E.transpose() * dE * E.transpose());
+    const Mat<S> Et_dc = detail::mul<S>(E.transpose(), dv2c);
+    const Mat<S> dE = -detail::mul<S>(dv2c, detail::mul<S>(A_bk, vc).transpose()) +
+                      detail::mul<S>(dw, b_left.transpose());
+    const Mat<S> dF = -detail::mul<S>(detail::mul<S>(E.transpose(), dE), E.transpose());
     const Mat<S> dA_ba = detail::strictly_lower(dF);
-    const Mat<S> dA_bk = detail::strictly_lower(Mat<S>(-Et_dc * vc.transpose()));
-    const Mat<S> dA_qk = detail::lower(Mat<S>(d_oc * vc.transpose()));
-    const Mat<S> dA_qa = detail::lower(Mat<S>(d_oc * v2c.transpose()));
+    const Mat<S> dA_bk = detail::strictly_lower(Mat<S>(-detail::mul<S>(Et_dc, vc.transpose())));
+    const Mat<S> dA_qk = detail::lower(detail::mul<S>(d_oc, vc.transpose()));
+    const Mat<S> dA_qa = detail::lower(detail::mul<S>(d_oc, v2c.transpose()));
     // seed 001, dV = dV_1 - A_bk^T E^T dC with dV_1 = K_end dS + A_qk^T dO
-    d.dv.middleRows(s, n) =
-        kc.cwiseProduct(to_end) * dh + A_qk.transpose() * d_oc - A_bk.transpose() * Et_dc;
+    d.dv.middleRows(s, n) = detail::mul<S>(kc.cwiseProduct(to_end), dh) +
+                            detail::mul<S>(A_qk.transpose(), d_oc) -
+                            detail::mul<S>(A_bk.transpose(), Et_dc);
     // seed 001, dQ<- = dO S_[t-1]^T + (dO V1^T . M) K-> + (dO V2^T . M) A->, times Gamma
-    const Mat<S> dq_tilde = detail::exp_of(gc).cwiseProduct(d_oc * h.transpose()) +
+    const Mat<S> dq_tilde = detail::exp_of(gc).cwiseProduct(detail::mul<S>(d_oc, h.transpose())) +
                             decay.grad_left(dA_qk, kc) + decay.grad_left(dA_qa, ac);
     // seed 001, dK-> and dA->, with the state-update terms V dS^T, V2 dS^T the note omits
     const detail::ScoreGrads<S> g_ba = detail::scores_exclusive_bwd(decay, dA_ba, dc, ac);
     const detail::ScoreGrads<S> g_bk = detail::scores_exclusive_bwd(decay, dA_bk, dc, kc);
-    const Mat<S> dk =
-        decay.grad_right(dA_qk, qc) + to_end.cwiseProduct(vc * dh.transpose()) + g_bk.right;
-    const Mat<S> da =
-        decay.grad_right(dA_qa, qc) + to_end.cwiseProduct(v2c * dh.transpose()) + g_ba.right;
+    const Mat<S> dk = decay.grad_right(dA_qk, qc) +
+                      to_end.cwiseProduct(detail::mul<S>(vc, dh.transpose())) + g_bk.right;
+    const Mat<S> da = decay.grad_right(dA_qa, qc) +
+                      to_end.cwiseProduct(detail::mul<S>(v2c, dh.transpose())) + g_ba.right;
     // seed 001, dB<- = E^T dW - (E^T dC V^T . M_-1) K-> + (dF . M_-1) A->, times Gamma_excl
-    const Mat<S> dd = detail::exp_of(detail::shift_down(gc)).cwiseProduct(E.transpose() * dw) +
-                      g_bk.left + g_ba.left;
+    const Mat<S> dd =
+        detail::exp_of(detail::shift_down(gc)).cwiseProduct(detail::mul<S>(E.transpose(), dw)) +
+        g_bk.left + g_ba.left;
     // seed 001, delta log Gamma (d's decay is exclusive: its term sits one row up)
     Mat<S> dgc = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk) - ac.cwiseProduct(da) +
                  detail::shift_up(Mat<S>(dc.cwiseProduct(dd)));

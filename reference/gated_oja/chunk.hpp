@@ -64,11 +64,13 @@ StateChain<S> chunk_oja_fwd_h(const Mat<S> &v, const kda::WU<S> &wu, const Mat<S
     const Mat<S> gc = g_cum.middleRows(s, n);
     const Mat<S> v_end = v.middleRows(s, n).cwiseProduct(detail::decay_to_end(gc));
     const Vec<S> gamma = detail::decay_last(gc);
-    const Mat<S> k_new = wu.u.middleRows(s, n) - wu.w.middleRows(s, n) * r.ht.transpose();
-    r.h.push_back(r.ht);
-    r.D.push_back(Mat<S>(gamma.asDiagonal()) - v_end.transpose() * wu.w.middleRows(s, n));
-    r.H.push_back(wu.u.middleRows(s, n).transpose() * v_end);     // seed 000: D^C, H^C
-    r.ht = r.ht * gamma.asDiagonal() + k_new.transpose() * v_end; // seed 000: S_[t+1]
+    const Mat<S> k_new = emulation::stored<S>(
+        wu.u.middleRows(s, n) - detail::mul<S>(wu.w.middleRows(s, n), r.ht.transpose()));
+    r.h.push_back(emulation::stored<S>(r.ht)); // kernels store h in 16 bits, carry it in fp32
+    r.D.push_back(Mat<S>(gamma.asDiagonal()) -
+                  detail::mul<S>(v_end.transpose(), wu.w.middleRows(s, n)));
+    r.H.push_back(detail::mul<S>(wu.u.middleRows(s, n).transpose(), v_end));     // D^C, H^C
+    r.ht = r.ht * gamma.asDiagonal() + detail::mul<S>(k_new.transpose(), v_end); // S_[t+1]
     r.k_new.middleRows(s, n) = k_new;
   }
   return r;
@@ -86,8 +88,8 @@ Mat<S> chunk_oja_fwd_o(const Mat<S> &q, const Mat<S> &v, const StateChain<S> &ch
     const auto [s, n] = chunks[c];
     const Mat<S> qc = scale * q.middleRows(s, n), gc = g_cum.middleRows(s, n);
     const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> P = detail::lower(Mat<S>(qc * chain.k_new.middleRows(s, n).transpose()));
-    o.middleRows(s, n) = detail::exp_of(gc).cwiseProduct(qc * chain.h[c]) +
+    const Mat<S> P = detail::lower(detail::mul<S>(qc, chain.k_new.middleRows(s, n).transpose()));
+    o.middleRows(s, n) = detail::exp_of(gc).cwiseProduct(detail::mul<S>(qc, chain.h[c])) +
                          decay.grad_left(P, v.middleRows(s, n)); // seed 000: VO-RoPE O_[t]
   }
   return o;
@@ -158,11 +160,12 @@ StateGrads<S> chunk_oja_bwd_dhu(const Mat<S> &q, const Mat<S> &v, const ChunkSta
     const detail::ChunkDecay<S> decay(gc);
     const Mat<S> dP = decay.scores(d_oc, vc); // lower, with its diagonal
     const Mat<S> v_end = vc.cwiseProduct(detail::decay_to_end(gc));
-    r.dh[c] = r.dh0;
-    const Mat<S> dk_new = v_end * r.dh0.transpose() + dP.transpose() * qc;
+    r.dh[c] = emulation::stored<S>(r.dh0); // kernels store dh and dk_new in 16 bits
+    const Mat<S> dk_new = emulation::stored<S>(detail::mul<S>(v_end, r.dh0.transpose()) +
+                                               detail::mul<S>(dP.transpose(), qc));
     r.dh0 = r.dh0 * detail::decay_last(gc).asDiagonal() +
-            qc.transpose() * detail::exp_of(gc).cwiseProduct(d_oc) -
-            dk_new.transpose() * st.w.middleRows(s, n);
+            detail::mul<S>(qc.transpose(), detail::exp_of(gc).cwiseProduct(d_oc)) -
+            detail::mul<S>(dk_new.transpose(), st.w.middleRows(s, n));
     r.dk_new.middleRows(s, n) = dk_new;
   }
   return r;
@@ -199,20 +202,23 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const detail::ChunkDecay<S> decay(gc);
     const Mat<S> up = detail::exp_of(gc), to_end = detail::decay_to_end(gc);
     const Mat<S> v_end = vc.cwiseProduct(to_end), v_left = vc.cwiseProduct(up); // V_end, V<-
-    const Mat<S> P = detail::lower(Mat<S>(qc * k_newc.transpose()));
+    const Mat<S> P = detail::lower(detail::mul<S>(qc, k_newc.transpose()));
     const Mat<S> dP = decay.scores(d_oc, vc);
     // step 2: output and state terms
-    const Mat<S> dq_tilde = up.cwiseProduct(d_oc) * h.transpose() + dP * k_newc;
-    const Mat<S> dv_end = k_newc * dh;
+    const Mat<S> dq_tilde =
+        detail::mul<S>(up.cwiseProduct(d_oc), h.transpose()) + detail::mul<S>(dP, k_newc);
+    const Mat<S> dv_end = detail::mul<S>(k_newc, dh);
     const Mat<S> dv_intra = decay.grad_right(P, d_oc);
-    const Mat<S> dw = -dk_newc * h; // K_new = U - W h^T
+    const Mat<S> dw = -detail::mul<S>(dk_newc, h); // K_new = U - W h^T
     // step 3: the UT transform, W = A Diag(beta) V<-, U = A Diag(beta) K
-    const Mat<S> at_dw = a.transpose() * dw, at_du = a.transpose() * dk_newc;
-    const Mat<S> dA =
-        dw * (bc.asDiagonal() * v_left).transpose() + dk_newc * (bc.asDiagonal() * kc).transpose();
+    const Mat<S> at_dw = detail::mul<S>(a.transpose(), dw);
+    const Mat<S> at_du = detail::mul<S>(a.transpose(), dk_newc);
+    const Mat<S> dA = detail::mul<S>(dw, Mat<S>(bc.asDiagonal() * v_left).transpose()) +
+                      detail::mul<S>(dk_newc, Mat<S>(bc.asDiagonal() * kc).transpose());
     const Mat<S> dv_left = bc.asDiagonal() * at_dw;
     // step 4: A = (I + A0)^-1, A0 = Diag(beta) X, X = V<- V->^T . M_-1
-    const Mat<S> dA0 = detail::strictly_lower(Mat<S>(-(a.transpose() * dA * a.transpose())));
+    const Mat<S> dA0 = detail::strictly_lower(
+        Mat<S>(-detail::mul<S>(detail::mul<S>(a.transpose(), dA), a.transpose())));
     const Mat<S> X = detail::strictly_lower(decay.scores(vc, vc));
     const Mat<S> dX = bc.asDiagonal() * dA0;
     const Mat<S> dv_x_left = decay.grad_left(dX, vc), dv_x_right = decay.grad_right(dX, vc);

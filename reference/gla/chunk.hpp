@@ -30,7 +30,9 @@ namespace detail {
 /// when \f$ \max_c -g^{cum}_{ic} \f$ is below half the exponent range of S; since g <= 0,
 /// -g_cum grows down the chunk, so the factored rows are a prefix and every j <= i of a
 /// factored row is factored too. Other rows take each exponent pairwise, as seed 002's
-/// log-space form. Deciding row by row keeps the forward causal to the last bit: row i's
+/// log-space form; an emulated kernel (core/emulation.hpp) reads each pairwise term as two
+/// rounded factors, the plain one and the decayed one, as a kernel's product against a
+/// reference row does. Deciding row by row keeps the forward causal to the last bit: row i's
 /// arithmetic never depends on a later row's gates (the products keep their full size, so
 /// no entry's summation order depends on where the prefix ends).
 template <Scalar S> class ChunkDecay {
@@ -60,7 +62,7 @@ public:
       for (Eigen::Index j = 0; j <= i; ++j) {
         S acc(0);
         for (Eigen::Index c = 0; c < X.cols(); ++c)
-          acc += X(i, c) * Y(j, c) * ratio(i, j, c);
+          acc += term(X(i, c), Y(j, c), ratio(i, j, c));
         A(i, j) = acc;
       }
     return A;
@@ -75,7 +77,7 @@ public:
       for (Eigen::Index c = 0; c < Y.cols(); ++c) {
         S acc(0);
         for (Eigen::Index j = 0; j <= i; ++j)
-          acc += dA(i, j) * Y(j, c) * ratio(i, j, c);
+          acc += term(dA(i, j), Y(j, c), ratio(i, j, c));
         dX(i, c) = acc;
       }
     return dX;
@@ -91,7 +93,7 @@ public:
     for (Eigen::Index i = factored_; i < dA.rows(); ++i)
       for (Eigen::Index j = 0; j <= i; ++j)
         for (Eigen::Index c = 0; c < X.cols(); ++c)
-          dY(j, c) += dA(i, j) * X(i, c) * ratio(i, j, c);
+          dY(j, c) += term(dA(i, j), X(i, c), ratio(i, j, c));
     return dY;
   }
 
@@ -103,6 +105,12 @@ public:
   const Mat<S> &down() const { return down_; }
 
 private:
+  /// One pairwise term x y r; emulated, the factors x and y r rounded as a kernel reads them.
+  static S term(const S &x, const S &y, const S &r) {
+    if constexpr (emulation::emulates<S>)
+      return emulation::operand_entry(x) * emulation::operand_entry(S(y * r));
+    return x * y * r;
+  }
   S ratio(Eigen::Index i, Eigen::Index j, Eigen::Index c) const {
     using std::exp;
     return exp(g_cum_(i, c) - g_cum_(j, c));
@@ -194,7 +202,7 @@ void chunk_forward_pass(const Head<S> &x, const S &scale, std::size_t C, bool wi
     if (with_output)              // O = (Q~ . e^{g_cum}) h + A V, A lower triangular
       r.out.o.middleRows(s, n) = product<S>(Mat<S>(q.cwiseProduct(b)), false, h, false) +
                                  product<S>(A, false, v, false, Structure::left_lower);
-    r.stages.h.push_back(h);
+    r.stages.h.push_back(emulation::stored<S>(h)); // kernels store h in 16 bits
     r.stages.A.push_back(std::move(A));
     const Vec<S> b_last = b.row(n - 1).transpose();
     h = b_last.asDiagonal() * h +

@@ -9,7 +9,8 @@
 // Each entry's error is at most 4 k 2^-126 max_l |a_l b_l| plus that rounding: smaller than
 // the gamma_k sum_l |a_l b_l| of the plain float128 loop, so results agree with it within
 // its own rounding. Non-finite inputs take the plain path. Other scalars use Eigen's
-// products. The same dot products give row-wise sums of products and the forward
+// products; for float, the factors rounded first where an emulated kernel rounds them
+// (core/emulation.hpp). The same dot products give row-wise sums of products and the forward
 // substitution of a unit lower triangular inverse.
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "../core/emulation.hpp"
 #include "../core/float128.hpp"
 #include "../core/scalar.hpp"
 
@@ -279,15 +281,20 @@ Mat<S> product(const MA &A, bool transpose_a, const MB &B, bool transpose_b,
     if (a.finite && b.finite)
       return quad::product(a, b, st);
   }
-  const Mat<S> left = masked_left<S>(transpose_a ? Mat<S>(A.transpose()) : Mat<S>(A), st);
-  Mat<S> c;
-  if (st == Structure::right_upper)
-    c = left * masked_right<S>(transpose_b ? Mat<S>(B.transpose()) : Mat<S>(B), st);
-  else
-    c = transpose_b ? Mat<S>(left * B.transpose()) : Mat<S>(left * B);
+  // An emulated kernel's matrix unit reads both factors rounded (core/emulation.hpp).
+  const Mat<S> left =
+      masked_left<S>(emulation::operand<S>(transpose_a ? Mat<S>(A.transpose()) : Mat<S>(A)), st);
+  const Mat<S> right =
+      masked_right<S>(emulation::operand<S>(transpose_b ? Mat<S>(B.transpose()) : Mat<S>(B)), st);
+  Mat<S> c = left * right;
   if (st == Structure::lower_result)
     c = Mat<S>(c.template triangularView<Eigen::Lower>());
   return c;
+}
+
+/// \brief The matrix product \f$ A B \f$, every term (product() with no transpose).
+template <class S, class MA, class MB> Mat<S> mul(const MA &A, const MB &B) {
+  return product<S>(A, false, B, false);
 }
 
 /// \brief \f$ \mathrm{rowsum}(A \odot B) \f$: row i is \f$ \sum_c A_{ic} B_{ic} \f$.

@@ -152,8 +152,8 @@ std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, co
 /// the unit lower triangular \f$ I + A_0 \f$; A is unit lower triangular.
 template <Scalar S> std::vector<Mat<S>> solve_tril(const std::vector<Mat<S>> &A0) {
   std::vector<Mat<S>> A;
-  for (const Mat<S> &a0 : A0)
-    A.push_back(gla::detail::unit_lower_inverse(a0)); // seed 003, forward step 2
+  for (const Mat<S> &a0 : A0) // seed 003, forward step 2; kernels store A in 16 bits
+    A.push_back(emulation::stored<S>(gla::detail::unit_lower_inverse(a0)));
   return A;
 }
 
@@ -181,6 +181,8 @@ WU<S> recompute_w_u(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
     r.u.middleRows(s, n) = product<S>(A[c], false, bv, false, Structure::left_lower); // step 3
     r.w.middleRows(s, n) = product<S>(A[c], false, bk, false, Structure::left_lower); // step 3
   }
+  emulation::store<S>(r.u); // kernels store w and u in 16 bits
+  emulation::store<S>(r.w);
   return r;
 }
 
@@ -208,9 +210,9 @@ StateChain<S> chunk_fwd_h(const Mat<S> &k, const WU<S> &wu, const detail::ChunkG
   StateChain<S> r{{}, Mat<S>(wu.u.rows(), wu.u.cols()), h0};
   for (const detail::ChunkGate<S> &gate : gates) {
     const Eigen::Index s = gate.s, n = gate.n;
-    r.h.push_back(r.ht);
-    const Mat<S> v_new =
-        wu.u.middleRows(s, n) - product<S>(wu.w.middleRows(s, n), false, r.ht, false); // step 4
+    r.h.push_back(emulation::stored<S>(r.ht)); // kernels store h in 16 bits, carry it in fp32
+    const Mat<S> v_new = emulation::stored<S>(
+        wu.u.middleRows(s, n) - product<S>(wu.w.middleRows(s, n), false, r.ht, false)); // step 4
     const Mat<S> k_to_end = k.middleRows(s, n).cwiseProduct(gate.to_end());
     r.ht = gate.last().asDiagonal() * r.ht + product<S>(k_to_end, true, v_new, false); // step 4
     r.v_new.middleRows(s, n) = v_new;
@@ -318,6 +320,7 @@ Mat<S> chunk_bwd_dv_local(const Mat<S> &q, const Mat<S> &k, const detail::ChunkG
     dv.middleRows(s, n) = product<S>(gate.scores(qc, kc), true, d_o.middleRows(s, n), false,
                                      Structure::left_upper); // seed 003, backward step 3
   }
+  emulation::store<S>(dv); // kernels store it in 16 bits
   return dv;
 }
 
@@ -344,8 +347,9 @@ StateGrads<S> chunk_bwd_dhu(const Mat<S> &q, const Mat<S> &k, const Mat<S> &w,
     const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> k_to_end = k.middleRows(s, n).cwiseProduct(gate.to_end());
     const Mat<S> q_decayed = (scale * q.middleRows(s, n)).cwiseProduct(gate.up());
-    r.dh[c] = r.dh0;
+    r.dh[c] = emulation::stored<S>(r.dh0); // kernels store dh and dv2 in 16 bits
     r.dv.middleRows(s, n) += product<S>(k_to_end, false, r.dh0, false); // seed 003, step 4
+    emulation::store<S>(r.dv.middleRows(s, n));
     r.dh0 = gate.last().asDiagonal() * r.dh0 +
             product<S>(q_decayed, true, d_o.middleRows(s, n), false) -
             product<S>(w.middleRows(s, n), true, r.dv.middleRows(s, n), false); // step 4

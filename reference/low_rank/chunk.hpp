@@ -19,6 +19,7 @@ using gla::detail::ChunkDecay;
 using gla::detail::chunks_of;
 using gla::detail::decay_to_end;
 using gla::detail::exp_of;
+using gla::detail::mul;
 using kda::detail::decay_last;
 using kda::detail::lower;
 using kda::detail::strictly_lower;
