@@ -3,9 +3,11 @@
 #include "check_dump.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <thread>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "exit_codes.hpp"
 #include "gpu/twin.hpp"
 #include "option_checks.hpp"
+#include "reference/core/calls.hpp"
 #include "reference/core/float128.hpp"
 #include "report_output.hpp"
 #include "reports/result.hpp"
@@ -97,7 +100,99 @@ void expect_rule_inputs(KernelRule rule, const KernelDump<float> &d) {
     need("a", d.in.a), need("b", d.in.b);
 }
 
-DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDump<float> &d) {
+namespace {
+
+/// A tensor of the dump's in S (exactly: every float is a double and a float128).
+template <Scalar S> Tensor<S> in_scalar(const Tensor<float> &t) {
+  return t.map<S>([](float x) { return S(x); });
+}
+template <Scalar S> Inputs<S> in_scalar(const Inputs<float> &in) {
+  return {in_scalar<S>(in.q),    in_scalar<S>(in.k),  in_scalar<S>(in.v), in_scalar<S>(in.g),
+          in_scalar<S>(in.beta), in_scalar<S>(in.h0), in_scalar<S>(in.a), in_scalar<S>(in.b)};
+}
+
+/// The truth of a call in S, read back as double: its outputs and (with a backward) gradients.
+template <Scalar S>
+void truth_in(KernelRule rule, const Inputs<float> &in, const Cotangents<float> &ct,
+              const Options &opts, bool backward, Output<double> &out, Grads<double> &grads) {
+  const Inputs<S> x = in_scalar<S>(in);
+  const Output<S> o = gpu::chunk_forward_staged(rule, x, opts).out;
+  out = {gpu::to_double_tensor(o.o), gpu::to_double_tensor(o.final_state)};
+  if (!backward)
+    return;
+  const Grads<S> g = gpu::chunk_backward(
+      rule, x, Cotangents<S>{in_scalar<S>(ct.d_o), in_scalar<S>(ct.d_ht)}, opts);
+  grads = {gpu::to_double_tensor(g.dq),    gpu::to_double_tensor(g.dk),
+           gpu::to_double_tensor(g.dv),    gpu::to_double_tensor(g.dg),
+           gpu::to_double_tensor(g.dbeta), gpu::to_double_tensor(g.dh0),
+           gpu::to_double_tensor(g.da),    gpu::to_double_tensor(g.db)};
+}
+
+/// The (sequence, head) pairs of a dump that hold rows, and `count` of them spread evenly (all
+/// when there are no more).
+std::vector<std::pair<std::size_t, std::size_t>> sampled_heads(const KernelDump<float> &d,
+                                                               std::size_t count) {
+  std::vector<std::pair<std::size_t, std::size_t>> all, sample;
+  const std::size_t H = d.in.q.dim(2);
+  for (const Sequence &s : sequences_of(d.in.q.dim(0), d.in.q.dim(1), d.opts))
+    for (std::size_t h = 0; h < H && s.length() > 0; ++h)
+      all.emplace_back(s.index, h);
+  if (all.size() <= count)
+    return all;
+  for (std::size_t i = 0; i < count; ++i)
+    sample.push_back(all[count == 1 ? 0 : i * (all.size() - 1) / (count - 1)]);
+  return sample;
+}
+
+/// Certifies a double truth: the float128 truth of each sampled head, run alone, against the
+/// double truth's rows of that head, output by output.
+Certification certify(KernelRule rule, const KernelDump<float> &d, const DumpReference &r,
+                      std::size_t sample) {
+  Certification c;
+  c.heads = sampled_heads(d, sample);
+  const std::size_t K = d.in.q.dim(3), V = d.in.v.dim(3);
+  const auto seqs = sequences_of(d.in.q.dim(0), d.in.q.dim(1), d.opts);
+  const auto truth = named_outputs(rule, r.truth, r.truth_grads);
+  for (const auto &[n, h] : c.heads) {
+    const CallPart part = part_of(seqs[n], h, h + 1);
+    Options opts = d.opts;
+    opts.cu_seqlens.clear();
+    opts.output_final_state = true;
+    const Inputs<float> in =
+        part_of<float>(d.in, part, state_part_of<float>(d.in.h0, n, part, K, V));
+    const Cotangents<float> ct{part_of<float>(d.ct.d_o, part),
+                               d.ct.d_ht.empty() ? Tensor<float>()
+                                                 : state_part_of<float>(d.ct.d_ht, n, part, K, V)};
+    Output<double> out;
+    Grads<double> grads;
+    truth_in<float128>(rule, in, ct, opts, d.backward, out, grads);
+    const auto exact = named_outputs(rule, out, grads);
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      const Tensor<double> &whole = *truth[i].second, &alone = *exact[i].second;
+      if (whole.empty() || alone.empty())
+        continue;
+      const bool state = truth[i].first == "final_state" || truth[i].first == "dh0";
+      const Tensor<double> mine =
+          state ? state_part_of<double>(whole, n, part, K, V) : part_of<double>(whole, part);
+      double &disc = c.discrepancy[truth[i].first], &largest = c.largest[truth[i].first];
+      for (std::size_t e = 0; e < mine.size(); ++e) {
+        disc = std::max(disc, std::abs(mine[e] - alone[e]));
+        largest = std::max(largest, std::abs(alone[e]));
+      }
+    }
+  }
+  return c;
+}
+
+} // namespace
+
+bool Certification::certifies(const gpu::check::Verdict &v) const {
+  const auto it = discrepancy.find(v.output);
+  return it == discrepancy.end() || it->second <= v.allowed * certified_fraction;
+}
+
+DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDump<float> &d,
+                             const TruthOptions &truth) {
   expect_rule_inputs(rule, d);
   dump_roundings(policy, d); // InputError when the policy cannot apply
   const DType t = storage_of(d.storage);
@@ -113,19 +208,24 @@ DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDu
                                    {"dh0", &types.dh0}})
     *type = output_type(d, name);
   types.dg = output_type(d, "d" + gate_tensor(rule));
-  const Inputs<float128> in128 = gpu::widen(d.in);
+  Options opts = d.opts;
+  opts.threads = truth.threads;
   DumpReference r;
-  r.twin = gpu::twin_forward(rule, policy, t, d.in, d.opts, types).out;
-  const Output<float128> truth = gpu::chunk_forward_staged(rule, in128, d.opts).out;
-  r.truth = {gpu::to_double_tensor(truth.o), gpu::to_double_tensor(truth.final_state)};
-  if (!d.backward)
-    return r;
-  r.twin_grads = gpu::twin_backward(rule, policy, t, d.in, d.ct, d.opts, types);
-  const Grads<float128> g = gpu::chunk_backward(rule, in128, gpu::widen(d.ct), d.opts);
-  r.truth_grads = {gpu::to_double_tensor(g.dq),    gpu::to_double_tensor(g.dk),
-                   gpu::to_double_tensor(g.dv),    gpu::to_double_tensor(g.dg),
-                   gpu::to_double_tensor(g.dbeta), gpu::to_double_tensor(g.dh0),
-                   gpu::to_double_tensor(g.da),    gpu::to_double_tensor(g.db)};
+  r.twin = gpu::twin_forward(rule, policy, t, d.in, opts, types).out;
+  if (d.backward)
+    r.twin_grads = gpu::twin_backward(rule, policy, t, d.in, d.ct, opts, types);
+  const bool sampled =
+      sampled_heads(d, truth.sample_heads).size() < sampled_heads(d, SIZE_MAX).size();
+  r.truth_scalar =
+      truth.scalar == Truth::double_certified || (truth.scalar == Truth::automatic && sampled)
+          ? "double"
+          : "float128";
+  if (r.truth_scalar == "double") {
+    truth_in<double>(rule, d.in, d.ct, opts, d.backward, r.truth, r.truth_grads);
+    r.certification = certify(rule, d, r, truth.sample_heads);
+  } else {
+    truth_in<float128>(rule, d.in, d.ct, opts, d.backward, r.truth, r.truth_grads);
+  }
   return r;
 }
 
@@ -163,27 +263,70 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
 
 std::vector<Verdict> judge_dump(KernelRule rule, gpu::Policy policy, const KernelDump<float> &d,
                                 std::vector<reports::ErrorProfile> *profiles) {
-  return judge_dump(rule, d, dump_reference(rule, policy, d), profiles);
+  return judge_dump(rule, d, dump_reference(rule, policy, d, TruthOptions{}), profiles);
 }
 
 namespace {
 
 struct CheckDumpArgs {
-  std::string file, rule, policy = gpu::policy_name(default_policy),
+  std::string file, rule, policy = gpu::policy_name(default_policy), truth = "auto",
                           out = "reports/out/check_dump.json", summary;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 };
+
+Truth truth_named(const std::string &name) {
+  if (name == "auto")
+    return Truth::automatic;
+  if (name == "float128")
+    return Truth::float128;
+  if (name == "double")
+    return Truth::double_certified;
+  throw InputError("--truth", "'" + name + "' is not auto, float128 or double");
+}
+
+/// The JSON of a double truth's certificate: the heads it ran, and per output the largest
+/// difference from float128 there and the digits it agreed to.
+nlohmann::json certification_json(const Certification &c) {
+  nlohmann::json j{{"heads", nlohmann::json::array()}, {"outputs", nlohmann::json::object()}};
+  for (const auto &[n, h] : c.heads)
+    j["heads"].push_back({{"sequence", n}, {"head", h}});
+  for (const auto &[name, disc] : c.discrepancy) {
+    const double largest = c.largest.at(name);
+    j["outputs"][name] = {{"discrepancy", disc},
+                          {"digits", disc > 0 && largest > 0 ? -std::log10(disc / largest) : 17.0}};
+  }
+  return j;
+}
 
 int check_dump(const CheckDumpArgs &a) {
   expect_report_writable(a.out, a.summary);
   const KernelRule rule = kernel_rule_of(a.rule);
   const gpu::Policy policy = policy_named(a.policy);
+  const Truth truth_scalar = truth_named(a.truth);
   const KernelDump<float> dump = read_kernel_dump<float>(a.file, gate_tensor(rule));
   const emulation::Roundings roundings = dump_roundings(policy, dump);
   fmt::print("ruleproof check-dump: {} as {} ({} inputs{}, chunk size {}), twin policy {}\n",
              a.file, a.rule, io::to_string(dump.storage),
              dump.backward ? ", forward and backward" : "", dump.opts.chunk_size, a.policy);
+  TruthOptions truth{truth_scalar, 4, a.threads};
+  DumpReference ref = dump_reference(rule, policy, dump, truth);
   std::vector<reports::ErrorProfile> profiles;
-  const std::vector<Verdict> verdicts = judge_dump(rule, policy, dump, &profiles);
+  std::vector<Verdict> verdicts = judge_dump(rule, dump, ref, &profiles);
+  if (ref.truth_scalar == "double") {
+    std::string uncertified;
+    for (const Verdict &v : verdicts)
+      if (!ref.certification.certifies(v))
+        uncertified += (uncertified.empty() ? "" : ", ") + v.output;
+    fmt::print("truth: double, certified against float128 on {} of the dump's heads{}\n",
+               ref.certification.heads.size(),
+               uncertified.empty() ? "" : "; not for " + uncertified + ": float128 on every head");
+    if (!uncertified.empty()) {
+      truth.scalar = Truth::float128;
+      ref = dump_reference(rule, policy, dump, truth);
+      profiles.clear();
+      verdicts = judge_dump(rule, dump, ref, &profiles);
+    }
+  }
   reports::Run run = reports::start_run("check-dump");
   run.details = {{"file", a.file},
                  {"storage", io::to_string(dump.storage)},
@@ -192,8 +335,11 @@ int check_dump(const CheckDumpArgs &a) {
                  {"operand_roundoff", gpu::roundoff(roundings.operand_bits)},
                  {"stored_roundoff", gpu::roundoff(roundings.stored_bits)},
                  {"twin_factor", gpu::check::twin_factor},
+                 {"truth", ref.truth_scalar},
                  {"backward", dump.backward},
                  {"profiles", nlohmann::json::array()}};
+  if (ref.truth_scalar == "double")
+    run.details["certification"] = certification_json(ref.certification);
   for (const reports::ErrorProfile &p : profiles)
     run.details["profiles"].push_back(reports::to_json(p));
   const auto outputs = named_outputs(rule, dump.out, dump.grads);
@@ -219,7 +365,9 @@ int check_dump(const CheckDumpArgs &a) {
     if (v.finite && v.kernel_error > 0 && v.truth_max > 0)
       r.digits = -std::log10(v.kernel_error / v.truth_max);
     r.cases = 1, r.failures = v.holds() ? 0 : 1;
-    r.replay.command = "ruleproof check-dump " + reports::shell_quote(a.file) + " --rule " + a.rule;
+    r.replay.command =
+        "ruleproof check-dump " + reports::shell_quote(a.file) + " --rule " + a.rule +
+        (a.policy == gpu::policy_name(default_policy) ? "" : " --policy " + a.policy);
     const auto t = tensors.find(v.output);
     if (t != tensors.end())
       r.where = reports::where_in(v.output, reports::unravel(v.worst_index, t->second->shape()),
@@ -262,6 +410,14 @@ void add_check_dump_command(CLI::App &app, int &status) {
                   "intermediates: flash-linear-attention's kernels), tf32 (products of tf32 "
                   "operands, for fp32 inputs) or fp32 (every product in fp32, as "
                   "gpu-check's kernels)")
+      ->capture_default_str();
+  cmd->add_option("--truth", args->truth,
+                  "The truth's scalar: float128; double, certified against float128 on 4 of the "
+                  "dump's heads (float128 on every head where it is not within 2^-10 of an "
+                  "allowance); auto: float128 when the dump has at most 4 heads, else double")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Heads computed in parallel on this many threads")
+      ->check(at_least_one)
       ->capture_default_str();
   cmd->add_option("--out", args->out, "The JSON report (the summary goes beside it)")
       ->capture_default_str();

@@ -4,7 +4,9 @@
 // twin's error, and never NaN.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,20 +28,44 @@ inline constexpr gpu::Policy default_policy = gpu::Policy::tensor_core;
 /// The policy of that name; InputError naming the known ones when there is none.
 gpu::Policy policy_named(const std::string &name);
 
+/// \brief The scalar of a dump's truth (--truth): float128 on every head; double on every head,
+/// certified against float128 on a sample of heads; or, automatically, float128 when the sample
+/// would hold every head, else double.
+enum class Truth { automatic, float128, double_certified };
+
+struct TruthOptions {
+  Truth scalar = Truth::automatic;
+  std::size_t sample_heads = 4; ///< (sequence, head) pairs the double truth is certified on
+  unsigned threads = 1;         ///< heads run in parallel on this many threads
+};
+
+/// \brief A double truth's certificate: the float128 truth of the sampled heads, each run alone,
+/// and the largest difference of the double truth from it there, output by output.
+struct Certification {
+  /// A verdict stands when the truth's error is below this fraction of its allowed error: no
+  /// ratio moves by more than 2^-10 of the allowance.
+  static constexpr double certified_fraction = 0x1p-10;
+  std::vector<std::pair<std::size_t, std::size_t>> heads; ///< (sequence, head) pairs
+  std::map<std::string, double> discrepancy, largest; ///< max |double - float128|, max |float128|
+  /// Whether the double truth's error on the sample is below certified_fraction of v's allowance.
+  bool certifies(const gpu::check::Verdict &v) const;
+};
+
 /// \brief What a dump's outputs are judged against, on its inputs: the twin's outputs under a
-/// policy, each rounded to the type the dump stores it in, and the float128 truth's (read back
-/// as double).
+/// policy, each rounded to the type the dump stores it in, and the truth's, read back as double.
 struct DumpReference {
   Output<float> twin;
   Grads<float> twin_grads;
   Output<double> truth;
   Grads<double> truth_grads;
+  std::string truth_scalar = "float128"; ///< float128, or double (then certified)
+  Certification certification;           ///< the double truth's, on its sample
 };
 
 /// The twin (under `policy`; InputError when it cannot apply to the dump's input type) and the
 /// truth of a dump of `rule`.
 DumpReference dump_reference(gpu::KernelRule rule, gpu::Policy policy,
-                             const KernelDump<float> &dump);
+                             const KernelDump<float> &dump, const TruthOptions &truth = {});
 
 /// \brief The verdict on each output and gradient the dump holds, for a kernel of `rule`,
 /// against `ref`; with `profiles`, also the error profiles (reports/profile.hpp) of the kernel

@@ -211,7 +211,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   reports::Run run = reports::start_run("gpu-check");
   run.seed = opt.seed;
   run.machine.gpu = device.description;
-  run.details = {{"random_cases_per_check", opt.cases}, {"twin_factor", twin_factor}};
+  run.details = {{"random_cases_per_check", opt.cases},
+                 {"twin_factor", twin_factor},
+                 {"policy", policy_name(kernels_policy)}};
   const std::filesystem::path json_path(opt.out);
   std::filesystem::path md_path = json_path;
   md_path.replace_extension(".md");
@@ -249,8 +251,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
         }
     }
   fmt::print("ruleproof gpu-check: {} checks ({} random a check, rule and type), seed {}, "
-             "{} thread(s), twin factor {}\n",
-             jobs.size(), opt.cases, opt.seed, opt.threads, twin_factor);
+             "{} thread(s), twin factor {}, twin policy {}\n",
+             jobs.size(), opt.cases, opt.seed, opt.threads, twin_factor,
+             policy_name(kernels_policy));
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex print_lock;
   reports::Progress progress("ruleproof gpu-check: checks", jobs.size(),
@@ -337,9 +340,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   md << "# ruleproof gpu-check\n\nCommand: `" << command << "`\n\nGPU: " << device.description
      << "\n\nEvery output judged against the float128 truth on the same stored input: it holds "
         "when finite (outputs are poisoned with NaN first) and its max error is at most "
-     << twin_factor
-     << " x max(twin error, one rounding of the largest entry to the output's type; sqrt(n) "
-        "of them where each element sums n terms in fp32: the scores A or A0 over the K keys, "
+     << twin_factor << " x max(twin error under the " << policy_name(kernels_policy)
+     << " policy, one rounding of the largest entry to the output's type after sqrt(n) fp32 "
+        "roundings where each element sums n terms: the scores A or A0 over the K keys, "
         "dg over the rows). Errors below are max |x - truth| / max |truth| over the cases.\n\n"
      << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
         "error / allowed |\n|---|---|---|---|---|---|---|---|\n";

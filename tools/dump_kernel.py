@@ -6,19 +6,22 @@
                 scale=q.shape[-1] ** -0.5)
 
 The kernel is called with the given keyword arguments (flash-linear-attention's names: q, k, v,
-g or gk, beta, a, b, initial_state, scale, cu_seqlens) and output_final_state=True; it must
-return (o, final_state). With backward=True, random upstream gradients do and dht are drawn and
-the kernel's gradients of <do, o> + <dht, final_state> are stored as dq, dk, dv, dg (dgk),
-dbeta, da, db, dh0.
-Tensors keep their dtype (bf16, fp16 or fp32); scale and cu_seqlens go into the metadata.
+g, gk (dplr) or gv (gated_oja), beta, a, b, initial_state, scale, cu_seqlens, chunk_size) and
+output_final_state=True; it must return (o, final_state). With backward=True, random upstream
+gradients do and dht are drawn and the kernel's gradients of <do, o> + <dht, final_state> are
+stored as dq, dk, dv, dg (dgk, dgv), dbeta, da, db, dh0.
+Tensors keep their dtype (bf16, fp16 or fp32); cu_seqlens is stored as the I64 tensor it is;
+scale and the kernel's chunk size (chunk_size=..., or kernel_chunk_size=... when the kernel
+takes none; default 64) go into the metadata, where check-dump reads them.
 """
 import torch
-from safetensors.torch import save_file
 
-INPUTS = ("q", "k", "v", "g", "gk", "beta", "a", "b", "initial_state")
+from safetensors_io import write_safetensors
+
+INPUTS = ("q", "k", "v", "g", "gk", "gv", "beta", "a", "b", "initial_state")
 
 
-def dump_kernel(path, kernel, backward=True, seed=0, **kwargs):
+def dump_kernel(path, kernel, backward=True, seed=0, kernel_chunk_size=None, **kwargs):
     inputs = {n: kwargs.pop(n).detach().clone().requires_grad_(backward)
               for n in INPUTS if kwargs.get(n) is not None}
     o, final_state = kernel(**inputs, **kwargs, output_final_state=True)
@@ -33,9 +36,9 @@ def dump_kernel(path, kernel, backward=True, seed=0, **kwargs):
         for n, x in inputs.items():
             if x.grad is not None:
                 tensors[grad_names.get(n, "d" + n)] = x.grad
-    metadata = {}
+    metadata = {"chunk_size": str(kwargs.get("chunk_size") or kernel_chunk_size or 64)}
     if kwargs.get("scale") is not None:
         metadata["scale"] = repr(float(kwargs["scale"]))
     if kwargs.get("cu_seqlens") is not None:
-        metadata["cu_seqlens"] = ",".join(str(int(x)) for x in kwargs["cu_seqlens"])
-    save_file({n: x.detach().contiguous().cpu() for n, x in tensors.items()}, path, metadata)
+        tensors["cu_seqlens"] = kwargs["cu_seqlens"].to(torch.int64)
+    write_safetensors(path, tensors, metadata)

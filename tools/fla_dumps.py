@@ -24,7 +24,6 @@ import argparse
 import json
 import math
 import os
-import struct
 import sys
 import time
 import traceback
@@ -32,51 +31,11 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from safetensors_io import read_safetensors, write_safetensors
+
 RULES = ("simple_gla", "gla", "gated_delta_rule", "kda", "dplr_fla", "gated_oja")
 GATE_NAME = {"dplr_fla": "gk", "gated_oja": "gv"}  # flash-linear-attention's argument names
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-ST_DTYPE = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32", torch.int64: "I64"}
-
-
-def write_safetensors(path, tensors, metadata):
-    """The safetensors format: an 8-byte header length, the JSON header, the raw bytes."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        t = t.detach().cpu().contiguous()
-        raw = (t.view(torch.int16) if t.element_size() == 2 else t).numpy().tobytes()
-        header[name] = {"dtype": ST_DTYPE[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-    os.replace(tmp, path)
-
-
-def read_safetensors(path):
-    """Tensors and metadata of a file write_safetensors (or any safetensors writer) wrote."""
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    metadata = header.pop("__metadata__", {})
-    kinds = {"BF16": (torch.int16, torch.bfloat16), "F16": (torch.int16, torch.float16),
-             "F32": (torch.float32, None), "I64": (torch.int64, None)}
-    tensors = {}
-    for name, e in header.items():
-        raw, view = kinds[e["dtype"]]
-        begin, end = e["data_offsets"]
-        t = torch.frombuffer(bytearray(data[begin:end]), dtype=raw) if end > begin else \
-            torch.zeros(0, dtype=raw)
-        tensors[name] = (t.view(view) if view else t).reshape(e["shape"])
-    return tensors, metadata
 
 
 # --- the rules, step by step, in float64 (the independent judge) -------------------------------

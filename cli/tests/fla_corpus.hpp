@@ -17,6 +17,7 @@
 
 #include "check_dump.hpp"
 #include "gpu/twin.hpp"
+#include "reference/core/calls.hpp"
 
 namespace ruleproof::cli::corpus {
 
@@ -77,42 +78,10 @@ inline gpu::DType type_of(const KernelDump<float> &d, const std::string &name) {
   return it == d.types.end() ? gpu::DType::fp32 : storage_type(it->second);
 }
 
-inline Tensor<double> widened(const Tensor<float> &t) {
-  return t.map<double>([](float x) { return double(x); });
-}
-
-/// Rows [begin, end) of batch row `batch` of a [B, T, H, ...] tensor, as a [1, end - begin, H,
-/// ...] tensor (empty stays empty).
-inline Tensor<double> rows(const Tensor<float> &x, std::size_t batch, std::size_t begin,
-                           std::size_t end) {
-  if (x.empty())
-    return {};
-  Shape shape = x.shape();
-  const std::size_t row = x.size() / (shape[0] * shape[1]);
-  shape[0] = 1, shape[1] = end - begin;
-  Tensor<double> y(shape);
-  for (std::size_t i = 0; i < y.size(); ++i)
-    y[i] = x[(batch * x.dim(1) + begin) * row + i];
-  return y;
-}
-
-/// The inputs of rows [begin, end) of one sequence run alone from state h0 [1, H, K, V].
+/// The inputs of rows [begin, end) of batch row `batch`, every head, from state h0.
 inline Inputs<double> slice(const Inputs<float> &in, std::size_t batch, std::size_t begin,
                             std::size_t end, Tensor<double> h0) {
-  return {rows(in.q, batch, begin, end),    rows(in.k, batch, begin, end),
-          rows(in.v, batch, begin, end),    rows(in.g, batch, begin, end),
-          rows(in.beta, batch, begin, end), std::move(h0),
-          rows(in.a, batch, begin, end),    rows(in.b, batch, begin, end)};
-}
-
-/// State n of [N, H, K, V] states as [1, H, K, V] (zeros when there are none).
-inline Tensor<double> state(const Tensor<float> &states, std::size_t n, std::size_t H,
-                            std::size_t K, std::size_t V) {
-  Tensor<double> s({1, H, K, V});
-  if (!states.empty())
-    for (std::size_t i = 0; i < s.size(); ++i)
-      s[i] = states[n * s.size() + i];
-  return s;
+  return part_of<double>(in, CallPart{batch, begin, end, 0, in.q.dim(2)}, std::move(h0));
 }
 
 /// The truth of a forward pass in double.
@@ -152,7 +121,9 @@ inline std::vector<Planted> planted_faults(gpu::KernelRule rule, const KernelDum
   const std::vector<Sequence> seqs = sequences_of(B, T, d.opts);
   const gpu::DType t_in = storage_type(d.storage);
   const double scale = d.opts.scale.value_or(1.0 / std::sqrt(double(K)));
-  const auto sequence_h0 = [&](const Sequence &s) { return state(d.in.h0, s.index, H, K, V); };
+  const auto sequence_h0 = [&](const Sequence &s) {
+    return state_part_of<double>(d.in.h0, s.index, CallPart{s.batch, s.begin, s.end, 0, H}, K, V);
+  };
 
   // 1. each gradient scaled by 1 + 16 u
   const double eps = 16 * gpu::unit_roundoff(t_in);

@@ -4,6 +4,7 @@
 // checks can fail); the host API's shape checks.
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "gpu/check_gen.hpp"
@@ -228,6 +229,75 @@ TEST_CASE("fp16_rounding_equals_the_compilers_float16_conversion", "[twin]") {
 #else
   WARN("no _Float16 in this compiler: the comparison with it runs in the g++ build");
 #endif
+}
+
+TEST_CASE("significand_rounding_is_bf16_at_8_bits_and_fp16_at_11_in_its_range", "[twin]") {
+  rc::prop("8 bits: bf16; 11 bits: fp16 where fp16 is normal", [] {
+    const float x = std::bit_cast<float>(*rc::gen::inRange<std::uint32_t>(0, 0x7f7f0000u)) *
+                    (*rc::gen::arbitrary<bool>() ? -1.0f : 1.0f);
+    RC_ASSERT(std::bit_cast<std::uint32_t>(emulation::round_significand(x, 8)) ==
+              std::bit_cast<std::uint32_t>(round_to(DType::bf16, x)));
+    if (x == 0)
+      return;
+    const float h = std::ldexp(std::abs(x) / std::ldexp(1.0f, std::ilogb(x)), 3) *
+                    (x < 0 ? -1.0f : 1.0f); // x's significand, in [8, 16): fp16 is normal there
+    RC_ASSERT(emulation::round_significand(h, 11) == round_to(DType::fp16, h));
+  });
+  CHECK(emulation::round_significand(1.0f + 0x1p-12f, 11) == 1.0f); // tie: even
+  CHECK(emulation::round_significand(1.0f + 3 * 0x1p-12f, 11) == 1.0f + 0x1p-10f);
+  CHECK(std::isinf(emulation::round_significand(std::numeric_limits<float>::infinity(), 8)));
+  CHECK(std::isnan(emulation::round_significand(std::nanf(""), 8)));
+  CHECK(emulation::round_significand(0x1.fffffep0f, 24) == 0x1.fffffep0f);
+}
+
+TEST_CASE("policies_round_what_they_say", "[twin]") {
+  CHECK(roundings(Policy::fp32, DType::bf16) == emulation::Roundings{24, 24});
+  CHECK(roundings(Policy::tensor_core, DType::bf16) == emulation::Roundings{8, 8});
+  CHECK(roundings(Policy::tensor_core, DType::fp16) == emulation::Roundings{11, 11});
+  CHECK_FALSE(roundings(Policy::tensor_core, DType::fp32).has_value());
+  CHECK(roundings(Policy::tf32, DType::fp32) == emulation::Roundings{11, 24});
+  for (Policy p : all_policies)
+    CHECK(policy_of(policy_name(p)) == p);
+  CHECK_FALSE(policy_of("bf16").has_value());
+  // A product under tensor-core roundings is the fp32 product of its factors rounded to bf16.
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Mat<float> a(5, 7), b(7, 3);
+  for (float &x : a.reshaped())
+    x = u(gen);
+  for (float &x : b.reshaped())
+    x = u(gen);
+  const Mat<float> plain = gla::detail::product<float>(a, false, b, false);
+  Mat<float> ra = a, rb = b;
+  emulation::round_entries(ra, 8);
+  emulation::round_entries(rb, 8);
+  const emulation::Scope scope({8, 8});
+  const Mat<float> emulated = gla::detail::product<float>(a, false, b, false);
+  CHECK(emulated == Mat<float>(ra * rb));
+  CHECK(emulated != plain);
+}
+
+TEST_CASE("the_twins_workers_emulate_as_the_calling_thread", "[twin]") {
+  // Heads run on worker threads (detail::parallel_for): each must round as its caller asked.
+  check::Case c;
+  c.rule = KernelRule::kda, c.B = 2, c.H = 3, c.T = 70, c.has_h0 = true, c.seed = 21;
+  check::Drawn d = check::draw(c);
+  const auto run = [&](unsigned threads) {
+    d.opts.threads = threads;
+    return twin_forward(c.rule, Policy::tensor_core, c.storage, d.in, d.opts,
+                        OutputTypes::kernels_of(c.storage));
+  };
+  const StagedForward<float> one = run(1), four = run(4);
+  d.opts.threads = 1;
+  const StagedForward<float> fp32 = twin_forward(c.rule, Policy::fp32, c.storage, d.in, d.opts,
+                                                 OutputTypes::kernels_of(c.storage));
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < one.out.final_state.size(); ++i) {
+    REQUIRE(std::bit_cast<std::uint32_t>(one.out.final_state[i]) ==
+            std::bit_cast<std::uint32_t>(four.out.final_state[i]));
+    differ += one.out.final_state[i] != fp32.out.final_state[i];
+  }
+  CHECK(differ > one.out.final_state.size() / 2); // the policy did round
 }
 
 TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {

@@ -294,8 +294,12 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const Mat<S> dF = -detail::mul<S>(detail::mul<S>(E.transpose(), dE), E.transpose());
     const Mat<S> dA_ba = detail::strictly_lower(dF);
     const Mat<S> dA_bk = detail::strictly_lower(Mat<S>(-detail::mul<S>(Et_dc, vc.transpose())));
-    const Mat<S> dA_qk = detail::lower(detail::mul<S>(d_oc, vc.transpose()));
-    const Mat<S> dA_qa = detail::lower(detail::mul<S>(d_oc, v2c.transpose()));
+    // dA_qk and dA_qa without their diagonals: the terms i = j of dQ<-, dK-> and dA-> (no
+    // decay) cancel in delta log Gamma exactly and are left out of it, added to the gradients
+    const Mat<S> dA_qk = detail::strictly_lower(detail::mul<S>(d_oc, vc.transpose()));
+    const Mat<S> dA_qa = detail::strictly_lower(detail::mul<S>(d_oc, v2c.transpose()));
+    const Vec<S> dA_qk_diagonal = d_oc.cwiseProduct(vc).rowwise().sum();
+    const Vec<S> dA_qa_diagonal = d_oc.cwiseProduct(v2c).rowwise().sum();
     // seed 001, dV = dV_1 - A_bk^T E^T dC with dV_1 = K_end dS + A_qk^T dO
     d.dv.middleRows(s, n) = detail::mul<S>(kc.cwiseProduct(to_end), dh) +
                             detail::mul<S>(A_qk.transpose(), d_oc) -
@@ -319,9 +323,10 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
                  detail::shift_up(Mat<S>(dc.cwiseProduct(dd)));
     const Mat<S> h_end = c + 1 < chunks.size() ? st.h[c + 1] : fwd.out.ht;
     dgc.row(n - 1) += h_end.cwiseProduct(dh).rowwise().sum().transpose(); // diag(S^T dS)
-    d.dq.middleRows(s, n) = scale * dq_tilde;
-    d.dk.middleRows(s, n) = dk;
-    d.da.middleRows(s, n) = da;
+    d.dq.middleRows(s, n) =
+        scale * (dq_tilde + dA_qk_diagonal.asDiagonal() * kc + dA_qa_diagonal.asDiagonal() * ac);
+    d.dk.middleRows(s, n) = dk + dA_qk_diagonal.asDiagonal() * qc;
+    d.da.middleRows(s, n) = da + dA_qa_diagonal.asDiagonal() * qc;
     d.db.middleRows(s, n) = dd;
     dgamma.middleRows(s, n) = dgc;
   }

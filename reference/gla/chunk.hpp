@@ -234,7 +234,9 @@ template <Scalar S> HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, s
 /// e^{g^{cum}})^\top dO \f$. The gate gradient uses the identity, exact for every form,
 /// \f$ \partial L / \partial G_t = \tilde q_t \odot d\tilde q_t - k_t \odot dk_t
 /// + [t = T]\,\mathrm{rowsum}(S_T \odot dS_T) \f$ on the global log-decay G, then
-/// \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$. The forward is run once, for the
+/// \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$; the terms of \f$ d\tilde q_t \f$ and
+/// \f$ dk_t \f$ from the score \f$ A_{tt} \f$ (no decay) cancel in it exactly and are left out,
+/// so that their rounding stays out of dg, as kernels do. The forward is run once, for the
 /// states, the scores and the decays (not the output).
 template <Scalar S>
 HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
@@ -248,7 +250,8 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
   const auto chunks = detail::chunks_of(L, C);
   HeadGrads<S> d{Mat<S>::Zero(L, K),          Mat<S>::Zero(L, K), Mat<S>::Zero(L, x.v.cols()),
                  Mat<S>::Zero(L, x.g.cols()), Vec<S>(),           Mat<S>()};
-  Mat<S> dh = ct.d_ht; // gradient of the state after the last chunk
+  Mat<S> dh = ct.d_ht;            // gradient of the state after the last chunk
+  Mat<S> dG = Mat<S>::Zero(L, K); // dL/dG of the global log-decay G, from each chunk's terms
   for (std::size_t c = chunks.size(); c-- > 0;) {
     const auto [s, n] = chunks[c];
     const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
@@ -258,19 +261,25 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const detail::ChunkDecay<S> &decay = p.decay[c];
     const Mat<S> &b = decay.up(); // e^{g_cum}
     const Mat<S> to_end = detail::chunk_decay_to_end(decay, g_cum);
-    const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result); // dO V^T . M
+    // dA = dO V^T . M, its diagonal apart: the terms i = j of dq~ and dk, dA_ii k_i and
+    // dA_ii q~_i (no decay), cancel in dL/dG exactly, and are left out of it
+    const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result);
+    const Vec<S> dA_diagonal = dA.diagonal();
+    const Mat<S> dA_strict = dA.template triangularView<Eigen::StrictlyLower>();
 
     d.dv.middleRows(s, n) = product<S>(A, true, d_o, false, Structure::left_upper) +
                             product<S>(Mat<S>(k.cwiseProduct(to_end)), false, dh, false);
-    d.dq.middleRows(s, n) =
-        scale * (b.cwiseProduct(product<S>(d_o, false, h, true)) + decay.grad_left(dA, k));
-    d.dk.middleRows(s, n) =
-        decay.grad_right(dA, q) + to_end.cwiseProduct(product<S>(v, false, dh, true));
+    const Mat<S> dq_tilde =
+        b.cwiseProduct(product<S>(d_o, false, h, true)) + decay.grad_left(dA_strict, k);
+    const Mat<S> dk =
+        decay.grad_right(dA_strict, q) + to_end.cwiseProduct(product<S>(v, false, dh, true));
+    dG.middleRows(s, n) = q.cwiseProduct(dq_tilde) - k.cwiseProduct(dk); // q~ . dq~ - k . dk
+    d.dq.middleRows(s, n) = scale * (dq_tilde + dA_diagonal.asDiagonal() * k);
+    d.dk.middleRows(s, n) = dk + dA_diagonal.asDiagonal() * q;
     const Vec<S> b_last = b.row(n - 1).transpose();
     dh = b_last.asDiagonal() * dh + product<S>(Mat<S>(q.cwiseProduct(b)), true, d_o, false);
   }
   if (x.g.cols() > 0) { // dL/dG, then the reverse cumulative sum
-    Mat<S> dG = x.q.cwiseProduct(d.dq) - x.k.cwiseProduct(d.dk); // q~ . dq~ = q . dq
     if (L > 0)
       dG.row(L - 1) += fwd.out.ht.cwiseProduct(ct.d_ht).rowwise().sum().transpose();
     for (Eigen::Index t = L - 1; t-- > 0;)

@@ -386,18 +386,22 @@ QKWGrads<S> chunk_bwd_dqkwg(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_ne
     const Eigen::Index s = gate.s, n = gate.n;
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
     const Mat<S> d_oc = d_o.middleRows(s, n), v_newc = v_new.middleRows(s, n);
+    // dB's diagonal apart: its terms dB_ii k_i of dq~ and dB_ii q~_i of dk (no decay) cancel
+    // in dgamma exactly and are left out of it
     const Mat<S> dB = product<S>(d_oc, false, v_newc, true, Structure::lower_result); // step 5
+    const Vec<S> dB_diagonal = dB.diagonal();
+    const Mat<S> dB_strict = dB.template triangularView<Eigen::StrictlyLower>();
     const Mat<S> dq_tilde = gate.up().cwiseProduct(product<S>(d_oc, false, h[c], true)) +
-                            gate.grad_left(dB, kc); // seed 003, backward step 5
-    const Mat<S> dk_o = gate.grad_right(dB, qc);
+                            gate.grad_left(dB_strict, kc); // seed 003, backward step 5
+    const Mat<S> dk_o = gate.grad_right(dB_strict, qc);
     const Mat<S> dk_s = gate.to_end().cwiseProduct(product<S>(v_newc, false, dh[c], true));
     const Mat<S> k_dk_s = kc.cwiseProduct(dk_s);
     Mat<S> dgamma = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk_o) - k_dk_s;
     dgamma.row(n - 1) += (gate.last().cwiseProduct(detail::row_dots(h[c], dh[c])) +
                           k_dk_s.colwise().sum().transpose())
                              .transpose(); // seed 003, step 5: d gamma^C
-    r.dq.middleRows(s, n) = scale * dq_tilde;
-    r.dk.middleRows(s, n) = dk_o + dk_s;
+    r.dq.middleRows(s, n) = scale * (dq_tilde + dB_diagonal.asDiagonal() * kc);
+    r.dk.middleRows(s, n) = dk_o + dB_diagonal.asDiagonal() * qc + dk_s;
     r.dw.middleRows(s, n) = -product<S>(dv.middleRows(s, n), false, h[c], true);
     r.dg.middleRows(s, n) = dgamma;
   }
