@@ -390,8 +390,9 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
     v.truth_value = truth[v.worst_index];
     v.twin_value = twin[v.worst_index];
   }
-  v.floor =
-      (v.roundoff + std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32)) * v.truth_max;
+  // The sum's fp32 roundings, then (for a 16-bit output) its one rounding to the stored type.
+  const double sum_roundoff = std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32);
+  v.floor = (sum_roundoff + (stored == DType::fp32 ? 0.0 : v.roundoff)) * v.truth_max;
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
   return v;
 }

@@ -3,10 +3,10 @@
 //
 // The verdict on one output (judge): on one input, stored as the kernel receives it,
 //   kernel_error = max_i |kernel_i - truth_i|,  twin_error = max_i |twin_i - truth_i|,
-//   floor = (u + sqrt(n) u_fp32) max_i |truth_i|  (one rounding of the largest entry to the
-//           type the kernel stores this output in, u its unit roundoff, which no kernel storing
-//           it can avoid, after the sqrt(n) fp32 roundings of a sum of n terms, the
-//           probabilistic size of rounding in an n-term fp32 sum: summed_terms),
+//   floor = (sqrt(n) u_fp32 + u) max_i |truth_i|  (the sqrt(n) fp32 roundings of a sum of n
+//           terms, the probabilistic size of rounding in an n-term fp32 sum: summed_terms; then,
+//           for an output stored in 16 bits, its one rounding to that type, u its unit roundoff:
+//           what no kernel storing it can avoid),
 //   allowed = twin_factor max(twin_error, floor),
 // and the output passes when every element is finite (outputs are poisoned with NaN before
 // the launch, so an element never written fails) and kernel_error <= allowed. The truth is

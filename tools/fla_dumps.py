@@ -17,8 +17,8 @@ entry to DIR/<set>.json.
 Sets: `main` (the six rules, bf16 and fp16), `no_guard` (simple_gla and gated_delta_rule with
 flash-linear-attention's guard against its issue 640 disabled, see below), `dplr_offsets` (the
 dplr safe-gate cases, for a tree with commit 40334f1c reverted) and `gdn_mask` (the
-gated_delta_rule cases with partial chunks and strong gates, for a tree at 2e90142c, the commit
-before 91d870f8).
+gated_delta_rule cases with partial chunks, for an older tree named by --tag: 2e90142c, the
+commit before 91d870f8, by default).
 """
 import argparse
 import json
@@ -301,7 +301,7 @@ def select(args):
                               name=f"dplr_fla_{dtype}_heads_revert_40334f1c"))
         return cases
     if args.set == "gdn_mask":
-        return [dict(c, name=c["name"] + "_at_2e90142c")
+        return [dict(c, name=c["name"] + "_" + args.tag)
                 for c in main_cases(["gated_delta_rule"]) if c["T"] % 64]
     raise SystemExit(f"unknown set {args.set}")
 
@@ -314,6 +314,8 @@ def main():
     p.add_argument("--device", default="cuda")
     p.add_argument("--producer", default="flash-linear-attention bc3b101")
     p.add_argument("--cases", help="a comma-separated list of case names: only these")
+    p.add_argument("--tag", default="at_2e90142c",
+                   help="the suffix of the set gdn_mask's case names (the tree it runs)")
     p.add_argument("--configs", type=int, default=0,
                    help="autotune each kernel over only its first N configurations (0: all)")
     p.add_argument("--judge", nargs="+", metavar="DUMP",
