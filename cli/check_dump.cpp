@@ -2,8 +2,10 @@
 // format of reports/result.hpp) and its summary.
 #include "check_dump.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -116,7 +118,7 @@ template <Scalar S>
 void truth_in(KernelRule rule, const Inputs<float> &in, const Cotangents<float> &ct,
               const Options &opts, bool backward, Output<double> &out, Grads<double> &grads) {
   const Inputs<S> x = in_scalar<S>(in);
-  const Output<S> o = gpu::chunk_forward_staged(rule, x, opts).out;
+  const Output<S> o = gpu::chunk_forward(rule, x, opts);
   out = {gpu::to_double_tensor(o.o), gpu::to_double_tensor(o.final_state)};
   if (!backward)
     return;
@@ -147,34 +149,41 @@ std::vector<std::pair<std::size_t, std::size_t>> sampled_heads(const KernelDump<
 /// Certifies a double truth: the float128 truth of each sampled head, run alone, against the
 /// double truth's rows of that head, output by output.
 Certification certify(KernelRule rule, const KernelDump<float> &d, const DumpReference &r,
-                      std::size_t sample) {
+                      std::size_t sample, unsigned threads) {
   Certification c;
   c.heads = sampled_heads(d, sample);
   const std::size_t K = d.in.q.dim(3), V = d.in.v.dim(3);
   const auto seqs = sequences_of(d.in.q.dim(0), d.in.q.dim(1), d.opts);
   const auto truth = named_outputs(rule, r.truth, r.truth_grads);
-  for (const auto &[n, h] : c.heads) {
+  // Each sampled head's float128 truth, run alone (the heads in parallel).
+  std::vector<Output<double>> outs(c.heads.size());
+  std::vector<Grads<double>> grads(c.heads.size());
+  ruleproof::detail::parallel_for(c.heads.size(), threads, [&](std::size_t i) {
+    const auto [n, h] = c.heads[i];
     const CallPart part = part_of(seqs[n], h, h + 1);
     Options opts = d.opts;
     opts.cu_seqlens.clear();
     opts.output_final_state = true;
+    opts.threads = 1;
     const Inputs<float> in =
         part_of<float>(d.in, part, state_part_of<float>(d.in.h0, n, part, K, V));
     const Cotangents<float> ct{part_of<float>(d.ct.d_o, part),
                                d.ct.d_ht.empty() ? Tensor<float>()
                                                  : state_part_of<float>(d.ct.d_ht, n, part, K, V)};
-    Output<double> out;
-    Grads<double> grads;
-    truth_in<float128>(rule, in, ct, opts, d.backward, out, grads);
-    const auto exact = named_outputs(rule, out, grads);
-    for (std::size_t i = 0; i < truth.size(); ++i) {
-      const Tensor<double> &whole = *truth[i].second, &alone = *exact[i].second;
+    truth_in<float128>(rule, in, ct, opts, d.backward, outs[i], grads[i]);
+  });
+  for (std::size_t i = 0; i < c.heads.size(); ++i) {
+    const auto [n, h] = c.heads[i];
+    const CallPart part = part_of(seqs[n], h, h + 1);
+    const auto exact = named_outputs(rule, outs[i], grads[i]);
+    for (std::size_t j = 0; j < truth.size(); ++j) {
+      const Tensor<double> &whole = *truth[j].second, &alone = *exact[j].second;
       if (whole.empty() || alone.empty())
         continue;
-      const bool state = truth[i].first == "final_state" || truth[i].first == "dh0";
+      const bool state = truth[j].first == "final_state" || truth[j].first == "dh0";
       const Tensor<double> mine =
           state ? state_part_of<double>(whole, n, part, K, V) : part_of<double>(whole, part);
-      double &disc = c.discrepancy[truth[i].first], &largest = c.largest[truth[i].first];
+      double &disc = c.discrepancy[truth[j].first], &largest = c.largest[truth[j].first];
       for (std::size_t e = 0; e < mine.size(); ++e) {
         disc = std::max(disc, std::abs(mine[e] - alone[e]));
         largest = std::max(largest, std::abs(alone[e]));
@@ -210,10 +219,15 @@ DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDu
   types.dg = output_type(d, "d" + gate_tensor(rule));
   Options opts = d.opts;
   opts.threads = truth.threads;
+  const auto told = [&](const std::string &what) {
+    if (truth.progress)
+      truth.progress(what);
+  };
   DumpReference r;
-  r.twin = gpu::twin_forward(rule, policy, t, d.in, opts, types).out;
+  r.twin = gpu::twin_output(rule, policy, t, d.in, opts, types);
   if (d.backward)
     r.twin_grads = gpu::twin_backward(rule, policy, t, d.in, d.ct, opts, types);
+  told("the twin under " + gpu::policy_name(policy));
   const bool sampled =
       sampled_heads(d, truth.sample_heads).size() < sampled_heads(d, SIZE_MAX).size();
   r.truth_scalar =
@@ -222,9 +236,12 @@ DumpReference dump_reference(KernelRule rule, gpu::Policy policy, const KernelDu
           : "float128";
   if (r.truth_scalar == "double") {
     truth_in<double>(rule, d.in, d.ct, opts, d.backward, r.truth, r.truth_grads);
-    r.certification = certify(rule, d, r, truth.sample_heads);
+    told("the truth in double");
+    r.certification = certify(rule, d, r, truth.sample_heads, truth.threads);
+    told("the truth in float128 on " + std::to_string(r.certification.heads.size()) + " heads");
   } else {
     truth_in<float128>(rule, d.in, d.ct, opts, d.backward, r.truth, r.truth_grads);
+    told("the truth in float128");
   }
   return r;
 }
@@ -272,6 +289,7 @@ struct CheckDumpArgs {
   std::string file, rule, policy = gpu::policy_name(default_policy), truth = "auto",
                           out = "reports/out/check_dump.json", summary;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t certify_heads = TruthOptions{}.sample_heads;
 };
 
 Truth truth_named(const std::string &name) {
@@ -299,6 +317,7 @@ nlohmann::json certification_json(const Certification &c) {
 }
 
 int check_dump(const CheckDumpArgs &a) {
+  const auto started = std::chrono::steady_clock::now();
   expect_report_writable(a.out, a.summary);
   const KernelRule rule = kernel_rule_of(a.rule);
   const gpu::Policy policy = policy_named(a.policy);
@@ -308,7 +327,13 @@ int check_dump(const CheckDumpArgs &a) {
   fmt::print("ruleproof check-dump: {} as {} ({} inputs{}, chunk size {}), twin policy {}\n",
              a.file, a.rule, io::to_string(dump.storage),
              dump.backward ? ", forward and backward" : "", dump.opts.chunk_size, a.policy);
-  TruthOptions truth{truth_scalar, 4, a.threads};
+  TruthOptions truth{truth_scalar, a.certify_heads, a.threads, {}};
+  truth.progress = [&](const std::string &what) {
+    fmt::print("  {} ({:.1f} s)\n", what,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    std::fflush(stdout);
+  };
+  truth.progress("read the dump");
   DumpReference ref = dump_reference(rule, policy, dump, truth);
   std::vector<reports::ErrorProfile> profiles;
   std::vector<Verdict> verdicts = judge_dump(rule, dump, ref, &profiles);
@@ -412,9 +437,14 @@ void add_check_dump_command(CLI::App &app, int &status) {
                   "gpu-check's kernels)")
       ->capture_default_str();
   cmd->add_option("--truth", args->truth,
-                  "The truth's scalar: float128; double, certified against float128 on 4 of the "
-                  "dump's heads (float128 on every head where it is not within 2^-10 of an "
-                  "allowance); auto: float128 when the dump has at most 4 heads, else double")
+                  "The truth's scalar: float128; double, certified against float128 on "
+                  "--certify-heads of the dump's heads, each run alone (float128 on every head "
+                  "where an output's difference there exceeds 2^-10 of its allowance); auto: "
+                  "float128 when the dump has no more heads than that, else double")
+      ->capture_default_str();
+  cmd->add_option("--certify-heads", args->certify_heads,
+                  "How many (sequence, head) pairs, spread evenly, certify a double truth")
+      ->check(at_least_one)
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Heads computed in parallel on this many threads")
       ->check(at_least_one)

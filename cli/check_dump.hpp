@@ -4,6 +4,7 @@
 // twin's error, and never NaN.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -35,8 +36,10 @@ enum class Truth { automatic, float128, double_certified };
 
 struct TruthOptions {
   Truth scalar = Truth::automatic;
-  std::size_t sample_heads = 4; ///< (sequence, head) pairs the double truth is certified on
+  std::size_t sample_heads = 2; ///< (sequence, head) pairs the double truth is certified on
   unsigned threads = 1;         ///< heads run in parallel on this many threads
+  /// Told what was computed, as each part ends ("twin", "truth in double", ...); may be empty.
+  std::function<void(const std::string &)> progress;
 };
 
 /// \brief A double truth's certificate: the float128 truth of the sampled heads, each run alone,

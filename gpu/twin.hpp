@@ -229,6 +229,21 @@ StagedForward<S> chunk_forward_staged(KernelRule rule, const Inputs<S> &in, cons
   return r;
 }
 
+/// \brief The reference's chunkwise forward of `rule`, its outputs alone (no stages laid out).
+template <Scalar S>
+Output<S> chunk_forward(KernelRule rule, const Inputs<S> &in, const Options &opts) {
+  switch (rule) {
+  case KernelRule::simple_gla: return simple_gla::chunk(in, opts);
+  case KernelRule::gla: return gla::chunk(in, opts);
+  case KernelRule::gated_delta_rule: return gated_delta_rule::chunk(in, opts);
+  case KernelRule::kda: return kda::chunk(in, opts);
+  case KernelRule::dplr_fla:
+    return dplr::chunk(in, opts, dplr::Variant{dplr::Parameterisation::fla});
+  case KernelRule::gated_oja: return gated_oja::chunk(in, opts);
+  }
+  return {};
+}
+
 /// \brief The reference's chunkwise analytic backward of `rule`.
 template <Scalar S>
 Grads<S> chunk_backward(KernelRule rule, const Inputs<S> &in, const Cotangents<S> &ct,
@@ -363,6 +378,16 @@ inline StagedForward<float> twin_forward(KernelRule rule, Policy p, DType t,
   StagedForward<float> r = chunk_forward_staged(rule, stored, opts);
   r.out.o = rounded(types.o, std::move(r.out.o));
   r.out.final_state = rounded(types.final_state, std::move(r.out.final_state));
+  return r;
+}
+
+/// \brief The twin's outputs alone (twin_forward without its stages), for judging outputs.
+inline Output<float> twin_output(KernelRule rule, Policy p, DType t, const Inputs<float> &stored,
+                                 const Options &opts, const OutputTypes &types) {
+  const emulation::Scope scope(roundings_or_throw(p, t));
+  Output<float> r = chunk_forward(rule, stored, opts);
+  r.o = rounded(types.o, std::move(r.o));
+  r.final_state = rounded(types.final_state, std::move(r.final_state));
   return r;
 }
 

@@ -155,3 +155,54 @@ TEST_CASE("check_dump_refuses_bad_dumps", "[twin]") {
   CHECK_THROWS_AS(read_kernel_dump<float>(path), InputError);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("check_dump_reads_cu_seqlens_as_flash_linear_attention_passes_them", "[twin]") {
+  // An I64 tensor, "0,40,70" and the JSON list "[0, 40, 70]" give the same sequences.
+  Dumped r = correct_kernel(KernelRule::gla, DType::bf16);
+  io::Safetensors f = dump_of(r);
+  const auto path = std::filesystem::temp_directory_path() / "ruleproof_cu_seqlens.safetensors";
+  const auto offsets = [&](io::Safetensors file) {
+    io::write_safetensors(path, file);
+    const KernelDump<float> d = read_kernel_dump<float>(path, "g");
+    std::filesystem::remove(path);
+    return d.opts.cu_seqlens;
+  };
+  const std::vector<std::int64_t> want{0, 40, 70};
+  f.metadata["cu_seqlens"] = "0,40,70";
+  CHECK(offsets(f) == want);
+  f.metadata["cu_seqlens"] = "[0, 40, 70]";
+  CHECK(offsets(f) == want);
+  f.metadata.erase("cu_seqlens");
+  f.tensors["cu_seqlens"] = io::StoredTensor{io::DType::i64, {3}, {0, 40, 70}};
+  CHECK(offsets(f) == want);
+}
+
+TEST_CASE("a_double_truth_certified_on_a_sample_gives_the_float128_verdicts", "[twin]") {
+  // Two heads: certified on one, the double truth must give every verdict float128 gives, its
+  // ratios within 2^-10 of theirs, and say which head it ran in float128.
+  for (const KernelRule rule : {KernelRule::gla, KernelRule::kda, KernelRule::dplr_fla}) {
+    INFO(gpu::rule_name(rule));
+    const Dumped r = correct_kernel(rule, DType::bf16);
+    const auto path = std::filesystem::temp_directory_path() / "ruleproof_truth.safetensors";
+    io::write_safetensors(path, dump_of(r));
+    const KernelDump<float> dump = read_kernel_dump<float>(path, gate_tensor(rule));
+    std::filesystem::remove(path);
+    TruthOptions sampled;
+    sampled.scalar = Truth::double_certified;
+    sampled.sample_heads = 1;
+    const DumpReference d = dump_reference(rule, gpu::Policy::tensor_core, dump, sampled);
+    const DumpReference q = dump_reference(rule, gpu::Policy::tensor_core, dump, {});
+    CHECK(d.truth_scalar == "double");
+    CHECK(q.truth_scalar == "float128");
+    REQUIRE(d.certification.heads.size() == 1);
+    const auto vd = judge_dump(rule, dump, d), vq = judge_dump(rule, dump, q);
+    REQUIRE(vd.size() == vq.size());
+    for (std::size_t i = 0; i < vd.size(); ++i) {
+      INFO(vd[i].summary() << "\n" << vq[i].summary());
+      CHECK(d.certification.certifies(vd[i]));
+      CHECK(d.certification.discrepancy.count(vd[i].output) == 1);
+      CHECK(vd[i].holds() == vq[i].holds());
+      CHECK(std::abs(vd[i].ratio() - vq[i].ratio()) <= 0x1p-10 * vq[i].ratio() + 1e-12);
+    }
+  }
+}

@@ -49,7 +49,7 @@ gpu::check::Verdict verdict_on(const corpus::Entry &e, const KernelDump<float> &
 
 /// The smallest e in (0, 1] whose scaling 1 + e of output `name` fails, to 1/1000 of itself.
 double smallest_caught(const corpus::Entry &e, const DumpReference &ref, const std::string &name) {
-  const gpu::DType t = corpus::detail::type_of(e.dump, name);
+  const gpu::DType t = corpus::type_of(e.dump, name);
   const auto fails = [&](double eps) {
     KernelDump<float> d = e.dump;
     Tensor<float> &x = output_tensor(d, name);
