@@ -270,7 +270,8 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
         reports::ErrorProfile p = reports::error_profile(*computed, tr, d.opts.chunk_size);
         p.rule = gpu::rule_name(rule), p.output = name;
         p.scalar = gpu::dtype_name(output_type(d, name));
-        p.compared = std::string(what) + " vs the float128 truth on the dump's inputs";
+        p.compared =
+            std::string(what) + " vs the " + ref.truth_scalar + " truth on the dump's inputs";
         p.case_text = name + " " + shape_string(k.shape());
         profiles->push_back(std::move(p));
       }
@@ -420,7 +421,8 @@ void add_check_dump_command(CLI::App &app, int &status) {
   CLI::App *cmd = app.add_subcommand(
       "check-dump",
       "Judge a kernel's outputs and gradients, dumped to a safetensors file, against the "
-      "float128 truth and the emulated twin");
+      "truth (float128, or double certified against it) and the emulated twin of the kernel's "
+      "precision policy");
   cmd->add_option("file", args->file,
                   "The dump: q, k, v, g (dplr: gk, gated_oja: gv), beta, a, b, initial_state, "
                   "cu_seqlens, o, final_state; for the backward also do, dht, dq, dk, dv, dg (dgk, "

@@ -1,7 +1,9 @@
 // ruleproof check-dump: any kernel's call, dumped to a safetensors file (kernel_dump.hpp),
 // judged as gpu-check judges the project's kernels (gpu/check.hpp): every output and
-// gradient against the float128 truth on the same inputs, within twin_factor of the emulated
-// twin's error, and never NaN.
+// gradient against the truth on the same inputs (float128, or on large dumps double certified
+// against float128 on a sample of heads), within twin_factor of the error of the emulated twin
+// (gpu/twin.hpp) under the kernel's precision policy, tensor-core unless told otherwise, and
+// never NaN.
 #pragma once
 
 #include <functional>
