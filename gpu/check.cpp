@@ -325,22 +325,12 @@ Drawn draw(const Case &c) {
   return d;
 }
 
-namespace {
-/// error / bound: 0 for no error, infinite for an error against a bound of 0.
-double over(double error, double bound) {
-  if (error == 0)
-    return 0;
-  return bound > 0 ? error / bound : std::numeric_limits<double>::infinity();
-}
-} // namespace
-
-double Verdict::worst_ratio() const { return over(kernel_error, allowed); }
-double Verdict::rms_ratio() const { return over(kernel_rms, rms_allowed); }
-
 double Verdict::ratio() const {
   if (!finite)
     return std::numeric_limits<double>::infinity();
-  return std::max(worst_ratio(), rms_ratio());
+  if (kernel_error == 0)
+    return 0;
+  return allowed > 0 ? kernel_error / allowed : std::numeric_limits<double>::infinity();
 }
 
 std::string Verdict::summary() const {
@@ -353,10 +343,7 @@ std::string Verdict::summary() const {
   }
   s << (holds() ? "holds" : "FAILS") << ", kernel error " << kernel_error << " vs twin "
     << twin_error << " (allowed " << allowed << " = " << twin_factor << " x max(twin, floor "
-    << floor << "), ratio " << worst_ratio() << "); rms error " << kernel_rms << " vs twin "
-    << twin_rms << " (allowed " << rms_allowed << " = " << twin_factor
-    << " x max(twin, floor " << rms_floor << "), ratio " << rms_ratio() << "), max |truth| "
-    << truth_max;
+    << floor << "), ratio " << ratio() << "), max |truth| " << truth_max;
   if (kernel_error > 0)
     s << "; worst element " << worst_index << ": kernel " << hexfloat(kernel_value) << ", twin "
       << hexfloat(twin_value) << ", truth " << truth_value;
@@ -404,12 +391,9 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
     v.twin_value = twin[v.worst_index];
   }
   // The sum's fp32 roundings, then (for a 16-bit output) its one rounding to the stored type.
-  const double floor_roundoff = std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32) +
-                                (stored == DType::fp32 ? 0.0 : v.roundoff);
-  v.floor = floor_roundoff * v.truth_max;
+  const double sum_roundoff = std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32);
+  v.floor = (sum_roundoff + (stored == DType::fp32 ? 0.0 : v.roundoff)) * v.truth_max;
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
-  v.rms_floor = floor_roundoff * v.truth_rms;
-  v.rms_allowed = twin_factor * std::max(v.twin_rms, v.rms_floor);
   return v;
 }
 
