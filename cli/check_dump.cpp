@@ -18,6 +18,7 @@
 #include "gpu/twin.hpp"
 #include "option_checks.hpp"
 #include "reference/core/calls.hpp"
+#include "reference/core/compare.hpp"
 #include "reference/core/float128.hpp"
 #include "report_output.hpp"
 #include "reports/result.hpp"
@@ -389,7 +390,7 @@ int check_dump(const CheckDumpArgs &a) {
     r.allowed_error = v.allowed;
     r.error_over_allowed = v.ratio();
     if (v.finite && v.kernel_error > 0 && v.truth_max > 0)
-      r.digits = -std::log10(v.kernel_error / v.truth_max);
+      r.digits = digits_agreed(v.kernel_error / v.truth_max);
     r.cases = 1, r.failures = v.holds() ? 0 : 1;
     r.replay.command =
         "ruleproof check-dump " + reports::shell_quote(a.file) + " --rule " + a.rule +

@@ -16,6 +16,7 @@
 #include "option_checks.hpp"
 #include "proofs/claims/claims.hpp"
 #include "proofs/report.hpp"
+#include "reference/core/compare.hpp"
 #include "reference/core/inputs.hpp"
 #include "report_output.hpp"
 #include "reports/atomic_write.hpp"
@@ -86,7 +87,7 @@ reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
   for (const proofs::ReadingResult &x : cr.readings)
     error = std::max(error, x.max_rel_error);
   r.worst_error = error;
-  r.digits = error > 0 ? -std::log10(error) : std::numeric_limits<double>::infinity();
+  r.digits = digits_agreed(error);
   const proofs::ReadingResult *shown = shown_reading(cr);
   r.replay.seed = proofs::claim_seed(c.id, o.engine.seed);
   if (shown) {

@@ -24,6 +24,7 @@
 #include "gpu/check_gen.hpp"
 #include "gpu/device.hpp"
 #include "option_checks.hpp"
+#include "reference/core/compare.hpp"
 #include "report_output.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/progress.hpp"
@@ -178,7 +179,7 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
     r.error_over_allowed = ratio;
     r.digits.reset();
     if (v->finite && v->kernel_error > 0 && v->truth_max > 0)
-      r.digits = -std::log10(v->kernel_error / v->truth_max);
+      r.digits = digits_agreed(v->kernel_error / v->truth_max);
     const std::vector<std::size_t> shape = shape_of(j.c, *v);
     r.where = reports::where_in(v->output,
                                 shape.empty() ? std::vector<std::size_t>{}

@@ -25,6 +25,7 @@
 #include "option_checks.hpp"
 #include "property_tests/checks/generators.hpp"
 #include "property_tests/checks/run.hpp"
+#include "reference/core/compare.hpp"
 #include "reference/core/seeds.hpp"
 #include "report_output.hpp"
 #include "reports/progress.hpp"
@@ -62,9 +63,7 @@ struct Row {
   Measure worst;                ///< the measure of the worst case (its element, error, bound)
   std::uint64_t worst_seed = 0; ///< that case's seed
   bool holds() const { return failures == 0; }
-  double digits() const {
-    return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
-  }
+  double digits() const { return digits_agreed(worst_rel); }
 };
 
 struct Job {

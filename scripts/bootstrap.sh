@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ruleproof needs (only those missing), then configures and
-# builds into build/. Safe to run again: each step does nothing when already done.
-# --tests: also the readers' fuzz targets (build-fuzz/, clang++ and libFuzzer), which the main
+# builds the ruleproof command into build/ (with Ninja, where a build folder is new; one made
+# before keeps its generator). Safe to run again: each step does nothing when already done.
+# --tests: the whole main build, every test program with it.
+# It also builds the readers' fuzz targets (build-fuzz/, clang++ and libFuzzer), which the main
 # build's suite runs briefly, and the sanitizer build (build-sanitize/, clang++ with
 # AddressSanitizer and UndefinedBehaviorSanitizer), whose own suite is a test of the main build.
 set -euo pipefail
@@ -15,7 +17,7 @@ for arg in "$@"; do
 done
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
-          librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium)
+          librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium ninja-build)
 $tests && packages+=(clang libclang-rt-14-dev) # the fuzz and sanitizer builds
 missing=()
 for p in "${packages[@]}"; do
@@ -33,12 +35,21 @@ werror=OFF
 [ -n "${CI:-}" ] && werror=ON
 suite=()
 $tests && suite=(-DRULEPROOF_SANITIZE_SUITE=ON)
-cmake -S . -B build -DRULEPROOF_WERROR="$werror" "${suite[@]}" >/dev/null
-cmake --build build -j"$(nproc)"
+# configure DIR ARGS...: cmake for the build folder DIR, with Ninja where DIR is new.
+configure() {
+  local dir=$1
+  shift
+  local generator=()
+  [ -f "$dir/CMakeCache.txt" ] || generator=(-G Ninja)
+  cmake -S . -B "$dir" "${generator[@]}" "$@" >/dev/null
+}
+configure build -DRULEPROOF_WERROR="$werror" "${suite[@]}"
 if $tests; then
-  CXX=clang++ cmake -S . -B build-fuzz -DRULEPROOF_FUZZ=ON -DRULEPROOF_WERROR="$werror" >/dev/null
+  cmake --build build -j"$(nproc)"
+  CXX=clang++ configure build-fuzz -DRULEPROOF_FUZZ=ON -DRULEPROOF_WERROR="$werror"
   cmake --build build-fuzz -j"$(nproc)" --target ruleproof_fuzzers
-  CXX=clang++ cmake -S . -B build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror" \
-    >/dev/null
+  CXX=clang++ configure build-sanitize -DRULEPROOF_SANITIZE=ON -DRULEPROOF_WERROR="$werror"
   cmake --build build-sanitize -j"$(nproc)"
+else
+  cmake --build build -j"$(nproc)" --target ruleproof
 fi

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/core/compare.hpp"
 #include "reference/core/validate.hpp"
 
 namespace ruleproof::checks {
@@ -204,18 +205,18 @@ struct Measure {
   double worst_bound = 0;         ///< the bound at that element: the error allowed there
   bool holds() const { return finite && worst_ratio <= 1.0; }
   /// Records the worst element: `flat` is its row-major offset in a tensor of `shape`.
+  /// `error`: |a - b| there, taken in the compared scalar (in double, two values of a higher
+  /// precision may round to one and show no difference).
   void set_worst(const std::string &what, const std::vector<std::size_t> &shape, std::size_t flat,
-                 double a, double b, double bound) {
+                 double error, double bound) {
     tensor = what;
     index.assign(shape.size(), 0);
     for (std::size_t d = shape.size(); d-- > 0 && shape[d] > 0; flat /= shape[d])
       index[d] = flat % shape[d];
-    worst_error = std::abs(a - b);
+    worst_error = error;
     worst_bound = bound;
   }
-  double digits() const {
-    return worst_rel > 0 ? -std::log10(worst_rel) : std::numeric_limits<double>::infinity();
-  }
+  double digits() const { return digits_agreed(worst_rel); }
 };
 
 /// \brief The result of one check on one case: a Measure per form compared.

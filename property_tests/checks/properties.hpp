@@ -208,7 +208,7 @@ void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tens
     std::ostringstream os;
     os << what << "[" << d.worst_index << "] not finite: " << d.value_a << " vs " << d.value_b;
     m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.value_a, d.value_b,
+    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
                 bound.size() ? to_double(bound[d.worst_index]) : 0.0);
     m.worst_ratio = std::numeric_limits<double>::infinity();
     return;
@@ -221,7 +221,7 @@ void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tens
     os << what << "[" << d.worst_index << "] = " << d.value_a << " vs " << d.value_b << " (bound "
        << to_double(bound.size() ? bound[d.worst_index] : S(0)) << ")";
     m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.value_a, d.value_b,
+    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
                 to_double(bound.size() ? bound[d.worst_index] : S(0)));
   }
 }

@@ -1,7 +1,9 @@
 // ruleproof: comparing two results, with tolerances computed from the precision.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "tensor.hpp"
@@ -16,9 +18,18 @@ template <Scalar S> S gamma_n(double n) {
   return nu / (S(1) - nu);
 }
 
+/// \brief The decimal digits two results agree to, from their relative error: -log10 of it, 0
+/// when the error reaches the size of the result itself (no digit agrees), infinite for none.
+inline double digits_agreed(double relative_error) {
+  if (!(relative_error > 0))
+    return relative_error == 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  return std::max(0.0, -std::log10(relative_error));
+}
+
 /// \brief How two tensors differ: the worst element, against a bound.
 struct Discrepancy {
   std::size_t worst_index = 0;
+  double worst_error = 0;      ///< |a - b| at worst_index, taken in the tensors' own scalar
   double max_abs_error = 0;    ///< max |a - b|
   double max_rel_error = 0;    ///< max |a - b| / max |b| (normwise relative)
   double worst_over_bound = 0; ///< max |a - b| / bound; <= 1 holds
@@ -27,9 +38,7 @@ struct Discrepancy {
   std::size_t undecided = 0; ///< elements whose bound is infinite (see compare)
   bool holds() const { return finite && worst_over_bound <= 1.0; }
   /// Decimal digits the two agree to, normwise.
-  double digits() const {
-    return max_rel_error > 0 ? -std::log10(max_rel_error) : std::numeric_limits<double>::infinity();
-  }
+  double digits() const { return digits_agreed(max_rel_error); }
 };
 
 /// \brief Compares a with the reference b element by element; `bound(i)` is the largest
@@ -57,6 +66,7 @@ Discrepancy compare(const Tensor<S> &a, const Tensor<S> &b, Bound bound) {
       d.worst_index = i;
       d.value_a = to_double(a[i]);
       d.value_b = to_double(b[i]);
+      d.worst_error = std::numeric_limits<double>::quiet_NaN();
       return d;
     }
     const S diff = abs(a[i] - b[i]);
@@ -76,6 +86,7 @@ Discrepancy compare(const Tensor<S> &a, const Tensor<S> &b, Bound bound) {
   if (a.size() > 0) {
     d.value_a = to_double(a[d.worst_index]);
     d.value_b = to_double(b[d.worst_index]);
+    d.worst_error = to_double(S(abs(a[d.worst_index] - b[d.worst_index])));
   }
   return d;
 }
