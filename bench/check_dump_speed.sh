@@ -7,6 +7,7 @@
 set -euo pipefail
 build=${1:-build} rule=${2:-gla} threads=${3:-2}
 dump=$(mktemp -d)/large_${rule}.safetensors
+cmake --build "$build" --target ruleproof write_large_dump >/dev/null
 "$build/bench/write_large_dump" --rule "$rule" --threads "$threads" --out "$dump"
 ls -l "$dump"
 /usr/bin/time -f "check-dump: %e s wall, %U s user, %M KiB at most" \

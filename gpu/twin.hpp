@@ -260,6 +260,25 @@ Grads<S> chunk_backward(KernelRule rule, const Inputs<S> &in, const Cotangents<S
   return {};
 }
 
+// The three forms are compiled once for each scalar the checks use, in gpu/twin_float.cpp (the
+// twin), twin_double.cpp and twin_float128.cpp (the truth), not in every file that includes this.
+extern template StagedForward<float> chunk_forward_staged(KernelRule, const Inputs<float> &,
+                                                          const Options &);
+extern template StagedForward<double> chunk_forward_staged(KernelRule, const Inputs<double> &,
+                                                           const Options &);
+extern template StagedForward<float128> chunk_forward_staged(KernelRule, const Inputs<float128> &,
+                                                             const Options &);
+extern template Output<float> chunk_forward(KernelRule, const Inputs<float> &, const Options &);
+extern template Output<double> chunk_forward(KernelRule, const Inputs<double> &, const Options &);
+extern template Output<float128> chunk_forward(KernelRule, const Inputs<float128> &,
+                                               const Options &);
+extern template Grads<float> chunk_backward(KernelRule, const Inputs<float> &,
+                                            const Cotangents<float> &, const Options &);
+extern template Grads<double> chunk_backward(KernelRule, const Inputs<double> &,
+                                             const Cotangents<double> &, const Options &);
+extern template Grads<float128> chunk_backward(KernelRule, const Inputs<float128> &,
+                                               const Cotangents<float128> &, const Options &);
+
 /// \brief The stored inputs widened to float128 for the truth (exactly: every float is one),
 /// and a truth read back as double for judging.
 inline Tensor<float128> widen(const Tensor<float> &t) {

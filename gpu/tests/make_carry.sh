@@ -7,6 +7,9 @@
 set -eu
 BUILD=${1:-build-gpu}
 CARRY=${2:-build-gpu-carry}
+# gpu_check_planted and gpu_bench are built only when asked for.
+cmake --build "$BUILD" --target ruleproof gpu_kernel_tests gpu_check_planted
+cmake --build "$BUILD" --target gpu_bench 2>/dev/null || true # CUDA builds only
 rm -rf "$CARRY"
 mkdir -p "$CARRY/bin" "$CARRY/lib"
 cp "$BUILD/cli/ruleproof" "$BUILD/gpu/tests/gpu_kernel_tests" "$BUILD/gpu/tests/gpu_check_planted" \

@@ -1,0 +1,13 @@
+// ruleproof: the reference's chunkwise forms of the six kernel rules (gpu/twin.hpp) in float128,
+// compiled here once: the truth of the kernel checks.
+#include "twin.hpp"
+
+namespace ruleproof::gpu {
+
+template StagedForward<float128> chunk_forward_staged(KernelRule, const Inputs<float128> &,
+                                                      const Options &);
+template Output<float128> chunk_forward(KernelRule, const Inputs<float128> &, const Options &);
+template Grads<float128> chunk_backward(KernelRule, const Inputs<float128> &,
+                                        const Cotangents<float128> &, const Options &);
+
+} // namespace ruleproof::gpu
