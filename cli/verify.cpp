@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -236,17 +237,27 @@ int run_verify(const VerifyOptions &opt) {
       return 2;
     }
   std::vector<ScalarKind> scalars;
-  for (ScalarKind s :
-       {ScalarKind::double_, ScalarKind::long_double, ScalarKind::float128, ScalarKind::mpfr}) {
+  const std::vector<ScalarKind> compiled = compiled_scalars();
+  const std::initializer_list<ScalarKind> scalar_kinds = {
+      ScalarKind::double_, ScalarKind::long_double, ScalarKind::float128, ScalarKind::mpfr};
+  for (ScalarKind s : scalar_kinds) {
     const bool asked =
         std::find(opt.scalars.begin(), opt.scalars.end(), name_of(s)) != opt.scalars.end();
     const bool by_default =
         std::find(all_scalars.begin(), all_scalars.end(), s) != all_scalars.end();
-    if (asked || (opt.scalars.empty() && by_default))
+    const bool built = std::find(compiled.begin(), compiled.end(), s) != compiled.end();
+    if (asked && !built) {
+      fmt::print(stderr,
+                 "ruleproof verify: --scalar {}: this build compiles the checks in double alone "
+                 "(RULEPROOF_DOUBLE_ONLY, the sanitizer build)\n",
+                 name_of(s));
+      return 2;
+    }
+    if (asked || (opt.scalars.empty() && by_default && built))
       scalars.push_back(s);
   }
   for (const std::string &name : opt.scalars)
-    if (std::none_of(scalars.begin(), scalars.end(),
+    if (std::none_of(scalar_kinds.begin(), scalar_kinds.end(),
                      [&](ScalarKind s) { return name_of(s) == name; })) {
       fmt::print(stderr,
                  "ruleproof verify: unknown scalar '{}' (double, long_double, float128, "

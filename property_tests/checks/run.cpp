@@ -44,14 +44,36 @@ std::vector<RuleInfo> sympow_infos() {
   return infos;
 }
 
+std::vector<ScalarKind> compiled_scalars() {
+#ifdef RULEPROOF_DOUBLE_ONLY
+  return {ScalarKind::double_};
+#else
+  return {ScalarKind::double_, ScalarKind::long_double, ScalarKind::float128, ScalarKind::mpfr};
+#endif
+}
+
+#ifdef RULEPROOF_DOUBLE_ONLY
+void set_check_mpfr_digits(unsigned) {} // no check runs in MPFR in this build
+#endif
+
+void refuse_uncompiled(ScalarKind s) {
+  throw std::invalid_argument("the checks are compiled in double alone in this build "
+                              "(RULEPROOF_DOUBLE_ONLY, the sanitizer build), not in " +
+                              name_of(s));
+}
+
 Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &c) {
   if (rule.rfind("sympow", 0) == 0)
     return run_sympow_check(s, p, rule, c);
   switch (s) {
   case ScalarKind::double_: return run_check_double(p, rule, c);
+#ifdef RULEPROOF_DOUBLE_ONLY
+  default: refuse_uncompiled(s);
+#else
   case ScalarKind::long_double: return run_check_long_double(p, rule, c);
   case ScalarKind::float128: return run_check_float128(p, rule, c);
   case ScalarKind::mpfr: return run_check_mpfr(p, rule, c);
+#endif
   }
   throw std::invalid_argument("unknown scalar");
 }

@@ -26,6 +26,13 @@ std::vector<RuleInfo> sympow_infos();
 /// passes through.
 Report run_check(ScalarKind s, Property p, const std::string &rule, const Case &c);
 
+/// The scalars this build compiles the checks in: every ScalarKind, or double alone where the
+/// build says RULEPROOF_DOUBLE_ONLY (the sanitizer build); run_check throws
+/// std::invalid_argument for another.
+std::vector<ScalarKind> compiled_scalars();
+/// Throws std::invalid_argument: s is not among compiled_scalars().
+[[noreturn]] void refuse_uncompiled(ScalarKind s);
+
 Report run_check_double(Property p, const std::string &rule, const Case &c);
 Report run_check_long_double(Property p, const std::string &rule, const Case &c);
 Report run_check_float128(Property p, const std::string &rule, const Case &c);

@@ -16,9 +16,13 @@ Report run_sympow_check(ScalarKind s, Property p, const std::string &rule, const
     throw std::invalid_argument("unknown rule '" + rule + "'");
   switch (s) {
   case ScalarKind::double_: return sympow_checks::check<double>(p, c);
+#ifdef RULEPROOF_DOUBLE_ONLY
+  default: refuse_uncompiled(s);
+#else
   case ScalarKind::long_double: return sympow_checks::check<long double>(p, c);
   case ScalarKind::float128: return sympow_checks::check<float128>(p, c);
   case ScalarKind::mpfr: throw std::invalid_argument("sympow rows are not checked in mpfr");
+#endif
   }
   throw std::invalid_argument("unknown scalar");
 }
