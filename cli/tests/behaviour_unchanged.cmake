@@ -1,0 +1,58 @@
+# Behaviour unchanged by a change of layout: verify (every rule, property and scalar, one case
+# each) and claims, each with a fixed seed, write the same JSON as when the digests in
+# behaviour_digests.cmake were recorded, but for the lines that name the run rather than its
+# results (the timing fields, the machine, the commit). On a difference the normalised reports
+# are left in OUT, to be compared with those of the recording commit.
+# RULEPROOF, OUT (a folder); RECORD=ON rewrites the digest file from this run instead, for a
+# change that means to change the results (say so in its commit message).
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+
+include("${CMAKE_CURRENT_LIST_DIR}/ruleproof_runs.cmake")
+set(digests "${CMAKE_CURRENT_LIST_DIR}/behaviour_digests.cmake")
+
+# The report's text without what names the run: timing lines, the machine block, the commit.
+function(normalised file result)
+  without_timing("${file}" text)
+  string(REGEX REPLACE "\n \"machine\": {[^}]*}," "\n" text "${text}")
+  string(REGEX REPLACE "\n  \"commit\": [^\n]*\n" "\n" text "${text}")
+  if(text MATCHES "\n \"machine\":" OR text MATCHES "\n  \"commit\":")
+    message(FATAL_ERROR "${file}: the machine or the commit was not removed")
+  endif()
+  set(${result} "${text}" PARENT_SCOPE)
+endfunction()
+
+ruleproof(0 verify --cases 1 --seed 11 --threads 2 --out "${OUT}/verify.json")
+ruleproof(0 claims --seed 5 --threads 2 --out "${OUT}/claims")
+
+set(recorded)
+foreach(run verify claims/claims)
+  normalised("${OUT}/${run}.json" text)
+  string(REPLACE "/" "_" name "${run}")
+  file(WRITE "${OUT}/${name}.normalised.json" "${text}")
+  string(SHA256 digest "${text}")
+  string(LENGTH "${text}" length)
+  string(TOUPPER "${name}" key)
+  string(APPEND recorded "set(${key}_DIGEST ${digest}) # ${length} bytes\n")
+  set(${key}_NOW ${digest})
+endforeach()
+
+if(RECORD)
+  file(WRITE "${digests}"
+       "# Digests of verify --cases 1 --seed 11 and claims --seed 5, normalised as\n"
+       "# behaviour_unchanged.cmake says; written by that script with -DRECORD=ON.\n${recorded}")
+  message(STATUS "recorded ${digests}")
+  return()
+endif()
+
+include("${digests}")
+set(changed)
+foreach(key VERIFY CLAIMS_CLAIMS)
+  if(NOT ${key}_NOW STREQUAL ${key}_DIGEST)
+    string(APPEND changed "  ${key}: ${${key}_NOW}, recorded ${${key}_DIGEST}\n")
+  endif()
+endforeach()
+if(changed)
+  message(FATAL_ERROR "the reports differ from those recorded in ${digests}:\n${changed}"
+                      "the normalised reports are in ${OUT}")
+endif()
