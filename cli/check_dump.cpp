@@ -1,5 +1,5 @@
 // ruleproof check-dump (see check_dump.hpp). Writes reports/out/check_dump.json (the result
-// format of reports/result.hpp) and its summary.
+// format of reporting/result.hpp) and its summary.
 #include "check_dump.hpp"
 
 #include <chrono>
@@ -21,7 +21,7 @@
 #include "reference/core/compare.hpp"
 #include "reference/core/float128.hpp"
 #include "report_output.hpp"
-#include "reports/result.hpp"
+#include "reporting/result.hpp"
 
 namespace ruleproof::cli {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "gpu/check.hpp"
 #include "kernel_dump.hpp"
-#include "reports/profile.hpp"
+#include "reporting/profile.hpp"
 
 namespace ruleproof::cli {
 
@@ -73,7 +73,7 @@ DumpReference dump_reference(gpu::KernelRule rule, gpu::Policy policy,
                              const KernelDump<float> &dump, const TruthOptions &truth = {});
 
 /// \brief The verdict on each output and gradient the dump holds, for a kernel of `rule`,
-/// against `ref`; with `profiles`, also the error profiles (reports/profile.hpp) of the kernel
+/// against `ref`; with `profiles`, also the error profiles (reporting/profile.hpp) of the kernel
 /// and of the twin against the truth, for each of them laid out [B, T, H, ...].
 std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, const KernelDump<float> &dump,
                                             const DumpReference &ref,

@@ -19,8 +19,8 @@
 #include "reference/core/compare.hpp"
 #include "reference/core/inputs.hpp"
 #include "report_output.hpp"
-#include "reports/atomic_write.hpp"
-#include "reports/progress.hpp"
+#include "reporting/atomic_write.hpp"
+#include "reporting/progress.hpp"
 
 namespace ruleproof::cli {
 

@@ -8,7 +8,7 @@
 #include "gpu/check.hpp"
 #include "gpu/twin.hpp"
 #include "reference/core/seeds.hpp"
-#include "reports/profile.hpp"
+#include "reporting/profile.hpp"
 
 namespace ruleproof::cli {
 namespace {

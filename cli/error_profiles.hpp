@@ -1,4 +1,4 @@
-// ruleproof verify's error profiles (reports/profile.hpp): where along a sequence the kernels'
+// ruleproof verify's error profiles (reporting/profile.hpp): where along a sequence the kernels'
 // precision, emulated by the twin (gpu/twin.hpp), and the reference's chunkwise form in double
 // lose accuracy against the float128 truth, and how that error grows with T.
 #pragma once

@@ -11,8 +11,8 @@
 #include "exit_codes.hpp"
 #include "option_checks.hpp"
 #include "report_output.hpp"
-#include "reports/atomic_write.hpp"
-#include "reports/gate.hpp"
+#include "reporting/atomic_write.hpp"
+#include "reporting/gate.hpp"
 
 namespace ruleproof::cli {
 

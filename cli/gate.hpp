@@ -1,4 +1,4 @@
-// ruleproof gate: a run compared with its committed baseline (reports/gate.hpp), for CI; and
+// ruleproof gate: a run compared with its committed baseline (reporting/gate.hpp), for CI; and
 // ruleproof merge: the reports of a run's shards joined into the whole run's.
 #pragma once
 

@@ -3,7 +3,7 @@
 // ragged T, a varlen batch with empty sequences) and on random cases drawn from the
 // generators of gpu/check_gen.hpp with seeds derived from --seed; a failing random case is
 // shrunk through the generator. Writes reports/out/gpu_check.json (the result format of
-// reports/result.hpp), its summary, and gpu_check.md (every output's worst errors).
+// reporting/result.hpp), its summary, and gpu_check.md (every output's worst errors).
 #include "gpu_check.hpp"
 
 #include <algorithm>
@@ -26,8 +26,8 @@
 #include "option_checks.hpp"
 #include "reference/core/compare.hpp"
 #include "report_output.hpp"
-#include "reports/atomic_write.hpp"
-#include "reports/progress.hpp"
+#include "reporting/atomic_write.hpp"
+#include "reporting/progress.hpp"
 
 namespace ruleproof::cli {
 

@@ -9,8 +9,8 @@
 #include <fmt/core.h>
 
 #include "exit_codes.hpp"
-#include "reports/html.hpp"
-#include "reports/result.hpp"
+#include "reporting/html.hpp"
+#include "reporting/result.hpp"
 
 namespace ruleproof::cli {
 

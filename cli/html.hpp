@@ -1,4 +1,4 @@
-// ruleproof html: one HTML page (reports/html.hpp) of one or more result files, e.g. a
+// ruleproof html: one HTML page (reporting/html.hpp) of one or more result files, e.g. a
 // verify, a claims and a gpu-check run side by side.
 #pragma once
 

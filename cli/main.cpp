@@ -10,7 +10,7 @@
 #include "gpu_check.hpp"
 #include "html.hpp"
 #include "reference/core/inputs.hpp"
-#include "reports/result.hpp"
+#include "reporting/result.hpp"
 #include "run.hpp"
 #include "verify.hpp"
 

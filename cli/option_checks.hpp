@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "reference/core/inputs.hpp"
-#include "reports/result.hpp"
+#include "reporting/result.hpp"
 
 namespace ruleproof::cli {
 

@@ -1,6 +1,6 @@
 // ruleproof: what every checking command shares about its report: the --summary and --shard
-// options, and writing the run (the one result format of reports/result.hpp) with its summary
-// and its HTML page (reports/html.hpp).
+// options, and writing the run (the one result format of reporting/result.hpp) with its summary
+// and its HTML page (reporting/html.hpp).
 #pragma once
 
 #include <cstddef>
@@ -13,8 +13,8 @@
 #include <fmt/core.h>
 
 #include "reference/core/inputs.hpp"
-#include "reports/html.hpp"
-#include "reports/result.hpp"
+#include "reporting/html.hpp"
+#include "reporting/result.hpp"
 
 namespace ruleproof::cli {
 

@@ -10,7 +10,7 @@
 #include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/rules.hpp"
-#include "reports/atomic_write.hpp"
+#include "reporting/atomic_write.hpp"
 
 namespace ruleproof::cli {
 namespace {

@@ -29,8 +29,8 @@
 #include "reference/core/compare.hpp"
 #include "reference/core/seeds.hpp"
 #include "report_output.hpp"
-#include "reports/progress.hpp"
-#include "reports/result.hpp"
+#include "reporting/progress.hpp"
+#include "reporting/result.hpp"
 
 namespace ruleproof::cli {
 

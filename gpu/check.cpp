@@ -8,8 +8,9 @@
 #include <sstream>
 
 #include "chunk_delta.hpp"
+#include "chunk_dplr.hpp"
+#include "chunk_gated_oja.hpp"
 #include "chunk_gla.hpp"
-#include "chunk_low_rank.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/seeds.hpp"
 #include "twin.hpp"

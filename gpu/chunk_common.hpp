@@ -69,5 +69,8 @@ DeviceArray output(DType dtype, Shape shape, bool poison);
 const float *f32(const DeviceArray *a);
 float *f32(DeviceArray &a);
 
+/// An optional array's spec: nullptr for a null one.
+inline const ArraySpec *spec_of(const DeviceArray *a) { return a ? &a->spec() : nullptr; }
+
 } // namespace detail
 } // namespace ruleproof::gpu

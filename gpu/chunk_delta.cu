@@ -3,10 +3,11 @@
 // intermediate and every sum in fp32; outputs o, dq, dk, dv stored in the input type,
 // everything else fp32. Chunk size C = 64.
 //
-// CPU reference, one grep away: reference/kda/chunk.hpp (chunk_scaled_dot_kkt, solve_tril,
-// recompute_w_u, chunk_fwd_h, chunk_fwd_o; chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg,
-// prepare_wy_repr_bwd, chunk_local_cumsum_reverse), seed 003's forward steps 1-5 and backward
-// steps 1-7; gated_delta_rule is kda with its gate repeated over the keys
+// CPU reference, one grep away: reference/kda/chunk.hpp, a function of each kernel's name:
+// chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril, recompute_w_u), chunk_delta_fwd_h,
+// chunk_fwd_o; chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd
+// (flash-linear-attention's prepare_wy_repr_bwd), chunk_local_cumsum_reverse; seed 003's forward
+// steps 1-5 and backward steps 1-7; gated_delta_rule is kda with its gate repeated over the keys
 // (reference/kda/variant.hpp, as_kda). The emulated twin of these kernels is gpu/twin.hpp; the
 // host API with its shape checks gpu/chunk_delta.hpp. Shared with chunk_gla.cu: the stage
 // chunk_local_cumsum, chunk_fwd_o and the device helpers (detail/chunk_device.cuh).
@@ -43,10 +44,10 @@
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, at_score, gate,
                                    // chunk_rows, chunk_scores, decayed_scores,
                                    // lower_times_slice, chunk_fwd_o_kernel, check_sync,
-                                   // allow_shared_memory, state_grid, C, MAX_K, BV, THREADS,
-                                   // STATE_PER_THREAD, solve_tril, read_state_tile,
-                                   // write_state_tile, decay_and_add, share_state_tile,
-                                   // decayed_to_end, KeySlices, KS
+                                   // allow_shared_memory, state_grid, with_input_type, in, out,
+                                   // C, MAX_K, BV, THREADS, STATE_PER_THREAD, solve_tril,
+                                   // read_state_tile, write_state_tile, decay_and_add,
+                                   // share_state_tile, decayed_to_end, KeySlices, KS
 #include "detail/delta_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -580,9 +581,6 @@ __global__ void chunk_local_cumsum_reverse_kernel(float *dG, float *dg, DeviceCh
   }
 }
 
-template <class In> const In *in(const void *p) { return static_cast<const In *>(p); }
-template <class In> In *out(void *p) { return static_cast<In *>(p); }
-
 } // namespace
 
 void launch_chunk_wy_fwd(const void *k, const void *v, const float *beta, const float *g_cum,
@@ -591,12 +589,10 @@ void launch_chunk_wy_fwd(const void *k, const void *v, const float *beta, const 
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_wy_fwd_kernel<<<grid, THREADS>>>(in<__half>(k), in<__half>(v), beta, g_cum, A0, A, w, u,
-                                           t, d);
-  else
-    chunk_wy_fwd_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta, g_cum,
-                                           A0, A, w, u, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_wy_fwd_kernel<<<grid, THREADS>>>(in<In>(k), in<In>(v), beta, g_cum, A0, A, w, u, t, d);
+  });
   check_sync("chunk_wy_fwd_kernel");
 }
 
@@ -606,15 +602,12 @@ void launch_chunk_delta_fwd_h(const void *k, const float *w, const float *u, con
   if (t.N == 0)
     return;
   const int bytes = static_cast<int>(sizeof(DeltaFwdHShared));
-  if (d.fp16) {
-    allow_shared_memory(chunk_delta_fwd_h_kernel<__half>, bytes, "chunk_delta_fwd_h_kernel");
-    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS, bytes>>>(in<__half>(k), w, u, g_cum, h0,
-                                                                   h, v_new, ht, t, d);
-  } else {
-    allow_shared_memory(chunk_delta_fwd_h_kernel<__nv_bfloat16>, bytes, "chunk_delta_fwd_h_kernel");
-    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS, bytes>>>(in<__nv_bfloat16>(k), w, u,
-                                                                   g_cum, h0, h, v_new, ht, t, d);
-  }
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    allow_shared_memory(chunk_delta_fwd_h_kernel<In>, bytes, "chunk_delta_fwd_h_kernel");
+    chunk_delta_fwd_h_kernel<<<state_grid(t, d), THREADS, bytes>>>(in<In>(k), w, u, g_cum, h0, h,
+                                                                   v_new, ht, t, d);
+  });
   check_sync("chunk_delta_fwd_h_kernel");
 }
 
@@ -624,12 +617,11 @@ void launch_chunk_delta_fwd_o(const void *q, const void *k, const float *v_new, 
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
-                                          out<__half>(o), nullptr, t, d);
-  else
-    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new, g_cum,
-                                          h, out<__nv_bfloat16>(o), nullptr, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<In>(q), in<In>(k), v_new, g_cum, h, out<In>(o),
+                                          nullptr, t, d);
+  });
   check_sync("chunk_fwd_o_kernel");
 }
 
@@ -638,12 +630,11 @@ void launch_chunk_bwd_dv_local(const void *q, const void *k, const float *g_cum,
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_bwd_dv_local_kernel<<<grid, THREADS>>>(in<__half>(q), in<__half>(k), g_cum,
-                                                 in<__half>(d_o), dv2, t, d);
-  else
-    chunk_bwd_dv_local_kernel<<<grid, THREADS>>>(in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), g_cum,
-                                                 in<__nv_bfloat16>(d_o), dv2, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_bwd_dv_local_kernel<<<grid, THREADS>>>(in<In>(q), in<In>(k), g_cum, in<In>(d_o), dv2, t,
+                                                 d);
+  });
   check_sync("chunk_bwd_dv_local_kernel");
 }
 
@@ -653,16 +644,12 @@ void launch_chunk_bwd_dhu(const void *q, const void *k, const float *w, const fl
   if (t.N == 0)
     return;
   const int bytes = static_cast<int>(sizeof(DhuShared));
-  if (d.fp16) {
-    allow_shared_memory(chunk_bwd_dhu_kernel<__half>, bytes, "chunk_bwd_dhu_kernel");
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    allow_shared_memory(chunk_bwd_dhu_kernel<In>, bytes, "chunk_bwd_dhu_kernel");
     chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS, bytes>>>(
-        in<__half>(q), in<__half>(k), w, g_cum, in<__half>(d_o), dht, dv2, dh, dh0, t, d);
-  } else {
-    allow_shared_memory(chunk_bwd_dhu_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dhu_kernel");
-    chunk_bwd_dhu_kernel<<<state_grid(t, d), THREADS, bytes>>>(
-        in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), w, g_cum, in<__nv_bfloat16>(d_o), dht, dv2, dh,
-        dh0, t, d);
-  }
+        in<In>(q), in<In>(k), w, g_cum, in<In>(d_o), dht, dv2, dh, dh0, t, d);
+  });
   check_sync("chunk_bwd_dhu_kernel");
 }
 
@@ -674,17 +661,13 @@ void launch_chunk_bwd_dqkwg(const void *q, const void *k, const float *v_new, co
     return;
   const dim3 grid(t.NC, d.H);
   const int bytes = static_cast<int>(sizeof(DqkwgShared));
-  if (d.fp16) {
-    allow_shared_memory(chunk_bwd_dqkwg_kernel<__half>, bytes, "chunk_bwd_dqkwg_kernel");
-    chunk_bwd_dqkwg_kernel<<<grid, THREADS, bytes>>>(in<__half>(q), in<__half>(k), v_new, g_cum, h,
-                                                     in<__half>(d_o), dh, dv2, out<__half>(dq),
-                                                     dk_qkw, dw, dG, t, d);
-  } else {
-    allow_shared_memory(chunk_bwd_dqkwg_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dqkwg_kernel");
-    chunk_bwd_dqkwg_kernel<<<grid, THREADS, bytes>>>(
-        in<__nv_bfloat16>(q), in<__nv_bfloat16>(k), v_new, g_cum, h, in<__nv_bfloat16>(d_o), dh,
-        dv2, out<__nv_bfloat16>(dq), dk_qkw, dw, dG, t, d);
-  }
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    allow_shared_memory(chunk_bwd_dqkwg_kernel<In>, bytes, "chunk_bwd_dqkwg_kernel");
+    chunk_bwd_dqkwg_kernel<<<grid, THREADS, bytes>>>(in<In>(q), in<In>(k), v_new, g_cum, h,
+                                                     in<In>(d_o), dh, dv2, out<In>(dq), dk_qkw, dw,
+                                                     dG, t, d);
+  });
   check_sync("chunk_bwd_dqkwg_kernel");
 }
 
@@ -696,17 +679,13 @@ void launch_chunk_wy_bwd(const void *k, const void *v, const float *beta, const 
     return;
   const dim3 grid(t.NC, d.H);
   const int bytes = static_cast<int>(sizeof(WyBwdShared));
-  if (d.fp16) {
-    allow_shared_memory(chunk_wy_bwd_kernel<__half>, bytes, "chunk_wy_bwd_kernel");
-    chunk_wy_bwd_kernel<<<grid, THREADS, bytes>>>(in<__half>(k), in<__half>(v), beta, g_cum, A, dw,
-                                                  dv2, dk_qkw, out<__half>(dk), out<__half>(dv),
-                                                  dbeta, dG, t, d);
-  } else {
-    allow_shared_memory(chunk_wy_bwd_kernel<__nv_bfloat16>, bytes, "chunk_wy_bwd_kernel");
-    chunk_wy_bwd_kernel<<<grid, THREADS, bytes>>>(in<__nv_bfloat16>(k), in<__nv_bfloat16>(v), beta,
-                                                  g_cum, A, dw, dv2, dk_qkw, out<__nv_bfloat16>(dk),
-                                                  out<__nv_bfloat16>(dv), dbeta, dG, t, d);
-  }
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    allow_shared_memory(chunk_wy_bwd_kernel<In>, bytes, "chunk_wy_bwd_kernel");
+    chunk_wy_bwd_kernel<<<grid, THREADS, bytes>>>(in<In>(k), in<In>(v), beta, g_cum, A, dw, dv2,
+                                                  dk_qkw, out<In>(dk), out<In>(dv), dbeta, dG, t,
+                                                  d);
+  });
   check_sync("chunk_wy_bwd_kernel");
 }
 

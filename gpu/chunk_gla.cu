@@ -2,8 +2,10 @@
 // backward, on Hopper (sm_90). Inputs bf16 or fp16; gates, states and every sum in fp32;
 // outputs o, dq, dk, dv stored in the input type, everything else fp32. Chunk size C = 64.
 //
-// CPU reference, one grep away: reference/gla/chunk.hpp (chunk_local_cumsum,
-// chunk_forward_pass, chunk_backward_head); simple_gla is gla with its gate repeated over the
+// CPU reference, one grep away: reference/shared/chunk.hpp (chunk_local_cumsum) and
+// reference/gla/chunk.hpp (chunk_forward_pass: the scores, chunk_fwd_h and chunk_fwd_o of each
+// chunk; the backward's stages of the same names: chunk_bwd_dh, chunk_bwd_dqkv, chunk_bwd_dg,
+// run by chunk_backward_head); simple_gla is gla with its gate repeated over the
 // keys (reference/simple_gla/simple_gla.hpp). The emulated twin of these kernels is
 // gpu/twin.hpp; the host API with its shape checks gpu/chunk_gla.hpp.
 //
@@ -37,9 +39,9 @@
 //        rowsum(S_T . dS_T) added at the last row (summed over keys for a scalar gate).
 #include "detail/chunk_device.cuh" // load, store, at_k, at_v, at_state, gate, chunk_rows,
                                    // chunk_scores, chunk_fwd_o_kernel, check_sync,
-                                   // allow_shared_memory, state_grid, read_state_tile,
-                                   // write_state_tile, decay_and_add, decayed_to_end,
-                                   // KeySlices, KS
+                                   // allow_shared_memory, state_grid, with_input_type, in, out,
+                                   // read_state_tile, write_state_tile, decay_and_add,
+                                   // decayed_to_end, KeySlices, KS
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu::detail {
@@ -303,13 +305,10 @@ void launch_chunk_fwd_h(const void *k, const void *v, const float *g_cum, const 
                         float *ht, const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
-  if (d.fp16)
-    chunk_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(
-        static_cast<const __half *>(k), static_cast<const __half *>(v), g_cum, h0, h, ht, t, d);
-  else
-    chunk_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __nv_bfloat16 *>(k),
-                                                      static_cast<const __nv_bfloat16 *>(v), g_cum,
-                                                      h0, h, ht, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_fwd_h_kernel<<<state_grid(t, d), THREADS>>>(in<In>(k), in<In>(v), g_cum, h0, h, ht, t, d);
+  });
   check_sync("chunk_fwd_h_kernel");
 }
 
@@ -319,14 +318,11 @@ void launch_chunk_fwd_o(const void *q, const void *k, const void *v, const float
   if (t.NC == 0)
     return;
   const dim3 grid(t.NC, d.H);
-  if (d.fp16)
-    chunk_fwd_o_kernel<<<grid, THREADS>>>(
-        static_cast<const __half *>(q), static_cast<const __half *>(k),
-        static_cast<const __half *>(v), g_cum, h, static_cast<__half *>(o), A, t, d);
-  else
-    chunk_fwd_o_kernel<<<grid, THREADS>>>(
-        static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
-        static_cast<const __nv_bfloat16 *>(v), g_cum, h, static_cast<__nv_bfloat16 *>(o), A, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_fwd_o_kernel<<<grid, THREADS>>>(in<In>(q), in<In>(k), in<In>(v), g_cum, h, out<In>(o), A,
+                                          t, d);
+  });
   check_sync("chunk_fwd_o_kernel");
 }
 
@@ -334,14 +330,11 @@ void launch_chunk_bwd_dh(const void *q, const void *d_o, const float *g_cum, con
                          float *dh, float *dh0, const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.N == 0)
     return;
-  if (d.fp16)
-    chunk_bwd_dh_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __half *>(q),
-                                                       static_cast<const __half *>(d_o), g_cum, dht,
-                                                       dh, dh0, t, d);
-  else
-    chunk_bwd_dh_kernel<<<state_grid(t, d), THREADS>>>(static_cast<const __nv_bfloat16 *>(q),
-                                                       static_cast<const __nv_bfloat16 *>(d_o),
-                                                       g_cum, dht, dh, dh0, t, d);
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    chunk_bwd_dh_kernel<<<state_grid(t, d), THREADS>>>(in<In>(q), in<In>(d_o), g_cum, dht, dh, dh0,
+                                                       t, d);
+  });
   check_sync("chunk_bwd_dh_kernel");
 }
 
@@ -352,20 +345,13 @@ void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const fl
     return;
   const dim3 grid(t.NC, d.H);
   const int bytes = static_cast<int>(bwd_dqkv_shared_bytes);
-  if (d.fp16) {
-    allow_shared_memory(chunk_bwd_dqkv_kernel<__half>, bytes, "chunk_bwd_dqkv_kernel");
-    chunk_bwd_dqkv_kernel<<<grid, THREADS, bytes>>>(
-        static_cast<const __half *>(q), static_cast<const __half *>(k),
-        static_cast<const __half *>(v), g_cum, h, static_cast<const __half *>(d_o), dh,
-        static_cast<__half *>(dq), static_cast<__half *>(dk), static_cast<__half *>(dv), dG, t, d);
-  } else {
-    allow_shared_memory(chunk_bwd_dqkv_kernel<__nv_bfloat16>, bytes, "chunk_bwd_dqkv_kernel");
-    chunk_bwd_dqkv_kernel<<<grid, THREADS, bytes>>>(
-        static_cast<const __nv_bfloat16 *>(q), static_cast<const __nv_bfloat16 *>(k),
-        static_cast<const __nv_bfloat16 *>(v), g_cum, h, static_cast<const __nv_bfloat16 *>(d_o),
-        dh, static_cast<__nv_bfloat16 *>(dq), static_cast<__nv_bfloat16 *>(dk),
-        static_cast<__nv_bfloat16 *>(dv), dG, t, d);
-  }
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    allow_shared_memory(chunk_bwd_dqkv_kernel<In>, bytes, "chunk_bwd_dqkv_kernel");
+    chunk_bwd_dqkv_kernel<<<grid, THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g_cum, h,
+                                                    in<In>(d_o), dh, out<In>(dq), out<In>(dk),
+                                                    out<In>(dv), dG, t, d);
+  });
   check_sync("chunk_bwd_dqkv_kernel");
 }
 

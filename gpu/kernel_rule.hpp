@@ -1,7 +1,7 @@
 // ruleproof: the rules the GPU kernels compute, by name: the GLA family (gpu/chunk_gla.hpp) and
 // the delta rules (gpu/chunk_delta.hpp), each with a scalar or a per-key gate; the low-rank
-// rules (gpu/chunk_low_rank.hpp): dplr in flash-linear-attention's parameterisation (per-key
-// gate, the pair a, b) and gated_oja (per-value gate, beta).
+// rules: dplr in flash-linear-attention's parameterisation (gpu/chunk_dplr.hpp: per-key gate,
+// the pair a, b) and gated_oja (gpu/chunk_gated_oja.hpp: per-value gate, beta).
 #pragma once
 
 #include <string>

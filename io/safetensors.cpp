@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json.hpp"
-#include "reports/atomic_write.hpp"
+#include "reporting/atomic_write.hpp"
 
 namespace ruleproof::io {
 

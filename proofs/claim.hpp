@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "exact.hpp"
@@ -113,6 +114,10 @@ private:
     return m;
   }
 };
+
+/// The scalar of a draw `d` inside a check's generic lambda: `using S = scalar_of<decltype(d)>;`,
+/// the one way every check names it.
+template <class D> using scalar_of = typename std::decay_t<D>::Scalar;
 
 /// \brief The two sides of a claim at one draw, as matrices of the same shape (a claim
 /// with several parts stacks them).

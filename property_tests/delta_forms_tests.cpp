@@ -229,7 +229,7 @@ TEST_CASE("delta_chunk_stages_hold_their_invariants") {
     for (const Head<double> &x : kda_heads(c, in)) {
       const kda::ChunkForward<double> f = kda::chunk_forward_head(x, scale, c.C);
       const kda::ChunkStages<double> &st = f.stages;
-      const auto chunks = gla::detail::chunks_of(x.q.rows(), c.C);
+      const auto chunks = shared::chunks_of(x.q.rows(), c.C);
       RC_ASSERT(st.A.size() == chunks.size());
       RC_ASSERT(st.h.size() == chunks.size());
       for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -257,7 +257,7 @@ TEST_CASE("delta_chunk_stages_hold_their_invariants") {
         const Mat<double> bv = x.beta.segment(s, n).asDiagonal() * x.v.middleRows(s, n);
         const Mat<double> bk = x.beta.segment(s, n).asDiagonal() *
                                x.k.middleRows(s, n).cwiseProduct(
-                                   gla::detail::exp_of(Mat<double>(st.g_cum.middleRows(s, n))));
+                                   shared::exp_of(Mat<double>(st.g_cum.middleRows(s, n))));
         const Mat<double> u = st.u.middleRows(s, n), w = st.w.middleRows(s, n);
         const double cond = condition_inf(A0, A);
         const double tol_u = gamma_n<double>(4.0 * static_cast<double>(n) + 2) * cond *
@@ -296,7 +296,7 @@ TEST_CASE("delta_chunk_stages_hold_their_invariants") {
           upto.beta = x.beta.head(t);
           const Mat<double> S_prev = kda::recurrent_head(upto, scale).ht;
           const Vec<double> decayed_k = x.k.row(t).transpose().cwiseProduct(
-              gla::detail::exp_of(Mat<double>(x.g.row(t).transpose())));
+              shared::exp_of(Mat<double>(x.g.row(t).transpose())));
           const Vec<double> delta =
               x.beta(t) * (x.v.row(t).transpose() - S_prev.transpose() * decayed_k);
           const double allowed_delta =

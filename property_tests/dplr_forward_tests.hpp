@@ -168,7 +168,7 @@ template <Scalar S> void dplr_reduces_to_kda() {
         const Mat<S> vd = slice_head(din, seq, h, dplr::signature).v;
         Mat<S> w_mag = Mat<S>::Zero(d.w.rows(), d.w.cols());
         Mat<S> u_mag = vd.cwiseAbs(), vn_mag = vd.cwiseAbs();
-        const auto chunks = gla::detail::chunks_of(d.w.rows(), c.C);
+        const auto chunks = shared::chunks_of(d.w.rows(), c.C);
         for (std::size_t i = 0; i < chunks.size(); ++i) {
           const auto [s, len] = chunks[i];
           w_mag.middleRows(s, len) = abs_product(d.E[i], d.intra.b_left.middleRows(s, len));
@@ -263,7 +263,7 @@ template <Scalar S> void dplr_chunk_transition_is_the_product_of_its_steps() {
                                 ? iplr::as_core(slice_head(in, seq, h, sig))
                                 : dplr::as_core(slice_head(in, seq, h, sig), param_of(r));
           const dplr::ChunkStages<S> st = dplr::chunk_forward_head(x, scale, c.C).stages;
-          const auto chunks = gla::detail::chunks_of(x.q.rows(), c.C);
+          const auto chunks = shared::chunks_of(x.q.rows(), c.C);
           for (std::size_t i = 0; i < chunks.size(); ++i) {
             using std::exp;
             Mat<S> P = Mat<S>::Identity(c.K, c.K), H = Mat<S>::Zero(c.K, c.V);
@@ -282,10 +282,10 @@ template <Scalar S> void dplr_chunk_transition_is_the_product_of_its_steps() {
             // |A_end|^T |C| (A_end = A . e^(Gamma_last - Gamma))
             const auto [s0, len] = chunks[i];
             const Mat<S> gc = st.g_cum.middleRows(s0, len);
-            const Mat<S> to_end = gla::detail::decay_to_end(gc);
+            const Mat<S> to_end = shared::decay_to_end(gc);
             const Mat<S> a_end = x.a.middleRows(s0, len).cwiseProduct(to_end).cwiseAbs();
             const Mat<S> k_end = x.k.middleRows(s0, len).cwiseProduct(to_end).cwiseAbs();
-            const Mat<S> P_wy = Mat<S>(kda::detail::decay_last(gc).asDiagonal()) +
+            const Mat<S> P_wy = Mat<S>(shared::decay_last(gc).asDiagonal()) +
                                 a_end.transpose() * st.w.middleRows(s0, len).cwiseAbs();
             const Mat<S> H_wy = k_end.transpose() * x.v.middleRows(s0, len).cwiseAbs() +
                                 a_end.transpose() * st.c.middleRows(s0, len).cwiseAbs();

@@ -128,7 +128,7 @@ template <Scalar S> void gated_oja_chunk_transition_is_the_product_of_its_steps(
       for (std::size_t h = 0; h < c.H; ++h) {
         const Head<S> x = slice_head(in, seq, h, gated_oja::signature);
         const gated_oja::ChunkStages<S> st = gated_oja::chunk_forward_head(x, scale, c.C).stages;
-        const auto chunks = gla::detail::chunks_of(x.q.rows(), c.C);
+        const auto chunks = shared::chunks_of(x.q.rows(), c.C);
         for (std::size_t i = 0; i < chunks.size(); ++i) {
           using std::exp;
           Mat<S> Dt = Mat<S>::Identity(c.V, c.V), H = Mat<S>::Zero(c.K, c.V);
@@ -148,8 +148,8 @@ template <Scalar S> void gated_oja_chunk_transition_is_the_product_of_its_steps(
           const auto [s0, len] = chunks[i];
           const Mat<S> gc = st.g_cum.middleRows(s0, len);
           const Mat<S> v_end =
-              x.v.middleRows(s0, len).cwiseProduct(gla::detail::decay_to_end(gc)).cwiseAbs();
-          const Mat<S> D_wy = Mat<S>(kda::detail::decay_last(gc).asDiagonal()) +
+              x.v.middleRows(s0, len).cwiseProduct(shared::decay_to_end(gc)).cwiseAbs();
+          const Mat<S> D_wy = Mat<S>(shared::decay_last(gc).asDiagonal()) +
                               v_end.transpose() * st.w.middleRows(s0, len).cwiseAbs();
           const Mat<S> H_wy = st.u.middleRows(s0, len).cwiseAbs().transpose() * v_end;
           using std::max;

@@ -364,8 +364,8 @@ template <class S> void layer_reduces_to_plain_gla() {
   in.g = Tensor<S>({d.B, d.T, 1, d.D});
   const S tau = from_double<S>(c.opts.gate_normalizer);
   for (std::size_t b = 0; b < d.B; ++b) {
-    const Mat<S> xb = gla::detail::batch_rows(c.x, b);
-    const Mat<S> z = gla::detail::add_bias(Mat<S>(xb * c.p.W_g), c.p.b_g);
+    const Mat<S> xb = gla::batch_rows(c.x, b);
+    const Mat<S> z = gla::add_bias(Mat<S>(xb * c.p.W_g), c.p.b_g);
     for (std::size_t t = 0; t < d.T; ++t)
       for (std::size_t i = 0; i < d.D; ++i) {
         in.q(b, t, 0, i) = c.x(b, t, i);

@@ -11,7 +11,7 @@
 
 #include "check_dump.hpp"
 #include "gpu/twin.hpp"
-#include "reports/atomic_write.hpp"
+#include "reporting/atomic_write.hpp"
 
 using namespace ruleproof;
 using namespace ruleproof::cli;

@@ -1,6 +1,6 @@
 # The same seed gives byte-identical results: verify and claims, each run with --threads 1, then
 # twice with --threads 2, write the same JSON report byte for byte but for the timing fields
-# (started, finished, seconds: the envelope's lines of reports/result.hpp's timing_fields);
+# (started, finished, seconds: the envelope's lines of reporting/result.hpp's timing_fields);
 # claims writes the same claims.md. RULEPROOF, OUT (a folder).
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")

@@ -1,5 +1,5 @@
 # Runs verify, claims, gpu-check and check-dump on tiny inputs and checks that each writes a
-# report conforming to reports/schema/result-v1.schema.json, with a summary beside it; that
+# report conforming to reporting/schema/result-v1.schema.json, with a summary beside it; that
 # check-dump's report and summary place a planted error at its batch, time step and head; and
 # that no progress line is drawn when stderr is not a terminal.
 # RULEPROOF, VALIDATE (validate_result), SCHEMA, WRITE_DUMP (write_test_dump), OUT (a folder).

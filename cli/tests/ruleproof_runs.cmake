@@ -11,7 +11,7 @@ function(ruleproof expected)
 endfunction()
 
 # The file's text without the envelope's timing lines (started, finished, seconds: the
-# top level, one space of indent, as reports/result.hpp writes them).
+# top level, one space of indent, as reporting/result.hpp writes them).
 function(without_timing file result)
   file(READ "${file}" text)
   foreach(field started finished seconds)

@@ -4,11 +4,11 @@
 //             [--repeat 50] [--rule R ...] [--out reports/out/gpu_bench.json]
 //
 // Timing: CUDA events around each call of the host API (gpu/chunk_gla.hpp,
-// gpu/chunk_delta.hpp, gpu/chunk_low_rank.hpp): the forward (no final state, no stages), and
-// the forward then the
-// backward (dO given, no dht). `--warmup` calls first, then the median of `--repeat`. The
-// host API synchronises after every kernel (so that a failing kernel is named) and takes its
-// outputs from gpu/memory.cpp's block cache: both are part of what is timed.
+// gpu/chunk_delta.hpp, gpu/chunk_dplr.hpp, gpu/chunk_gated_oja.hpp): the forward (no final
+// state, no stages), and the forward then the backward (dO given, no dht). `--warmup` calls first,
+// then the median of `--repeat`. The host API synchronises after every kernel (so that a failing
+// kernel is named) and takes its outputs from gpu/memory.cpp's block cache: both are part of what
+// is timed.
 //
 // Floor: max(bytes / copy bandwidth, FLOPs / bf16 matrix rate), both rates measured here:
 //   copy bandwidth   cudaMemcpy of 1 GiB device to device, bytes read + written over the
@@ -36,11 +36,12 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "gpu/chunk_delta.hpp"    // chunk_delta_fwd, chunk_delta_bwd
-#include "gpu/chunk_gla.hpp"      // chunk_gla_fwd, chunk_gla_bwd
-#include "gpu/chunk_low_rank.hpp" // chunk_dplr_fwd, chunk_dplr_bwd, chunk_gated_oja_fwd, ..._bwd
-#include "gpu/device.hpp"         // query_device
-#include "gpu/kernel_rule.hpp"    // KernelRule, rule_name, gate_of, is_delta, has_beta, has_ab
+#include "gpu/chunk_delta.hpp"     // chunk_delta_fwd, chunk_delta_bwd
+#include "gpu/chunk_dplr.hpp"      // chunk_dplr_fwd, chunk_dplr_bwd
+#include "gpu/chunk_gated_oja.hpp" // chunk_gated_oja_fwd, chunk_gated_oja_bwd
+#include "gpu/chunk_gla.hpp"       // chunk_gla_fwd, chunk_gla_bwd
+#include "gpu/device.hpp"          // query_device
+#include "gpu/kernel_rule.hpp"     // KernelRule, rule_name, gate_of, is_delta, has_beta, has_ab
 
 namespace {
 

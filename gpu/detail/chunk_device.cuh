@@ -1,7 +1,9 @@
 // ruleproof: the device helpers and the one kernel the chunkwise kernel files share
-// (gpu/chunk_gla.cu, gpu/chunk_delta.cu): element loads and stores, the offsets of the layouts
-// in chunk_launch.hpp, a chunk's rows, the decayed intra-chunk scores, and chunk_fwd_o (the
-// output from the chunk's start state and the scores, for any value type). CUDA only.
+// (gpu/chunk_gla.cu, gpu/chunk_delta.cu, gpu/chunk_dplr.cu, gpu/chunk_gated_oja.cu): element
+// loads and stores, the offsets of the layouts in chunk_launch.hpp, a chunk's rows, the decayed
+// intra-chunk scores, and chunk_fwd_o (the output from the chunk's start state and the scores,
+// for any value type); and on the host, the launchers' helpers (the input type of a call, error
+// checks, shared memory, the state kernels' grid). CUDA only.
 #pragma once
 
 #include <cuda_bf16.h> // __nv_bfloat16, __bfloat162float, __float2bfloat16_rn
@@ -269,5 +271,17 @@ inline void check_sync(const char *kernel) {
 inline dim3 state_grid(const DeviceChunkTable &t, const ChunkDims &d) {
   return dim3(t.N, d.H, d.V / BV);
 }
+
+/// f(In{}) with In the input type of the call (fp16 or bf16): each launcher launches its
+/// kernel<In> once, inside f, on pointers cast by in<In> and out<In>.
+template <class F> void with_input_type(const ChunkDims &d, F f) {
+  if (d.fp16)
+    f(__half{});
+  else
+    f(__nv_bfloat16{});
+}
+
+template <class In> const In *in(const void *p) { return static_cast<const In *>(p); }
+template <class In> In *out(void *p) { return static_cast<In *>(p); }
 
 } // namespace ruleproof::gpu::detail

@@ -1,6 +1,6 @@
-// ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu, gpu/chunk_low_rank.cu)
-// against the float128 truth and their emulated twin, on random shapes with shrinking, for
-// every rule they compute: every output and gradient, the stages (kernel_rule.hpp,
+// ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu, gpu/chunk_dplr.cu,
+// gpu/chunk_gated_oja.cu) against the float128 truth and their emulated twin, on random shapes with
+// shrinking, for every rule they compute: every output and gradient, the stages (kernel_rule.hpp,
 // stage_names; dh), every element written (outputs poisoned with NaN first), causality,
 // varlen against each sequence alone. The checks themselves are gpu/check.cpp (shared with
 // `ruleproof gpu-check`). Replay a failure with RC_PARAMS="seed=N" and the test's name.

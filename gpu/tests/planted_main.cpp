@@ -1,9 +1,9 @@
 // ruleproof: the GPU checks run on kernels with a deliberate bug in each kernel file (built with
 // RULEPROOF_PLANTED_BUG: gpu/chunk_gla.cu keeps chunk_fwd_h's decayed keys in bf16,
-// gpu/chunk_delta.cu reads beta in bf16, gpu/chunk_low_rank.cu keeps dplr's exclusive gate
-// sums in bf16 and reads the states gated_oja transposes (h0, dht, h, ht, dh, dh0) in bf16), to
-// see them fail, on every rule (dplr_fla runs none of chunk_delta.cu's beta reads: its failures
-// are its own file's).
+// gpu/chunk_delta.cu reads beta in bf16, gpu/chunk_dplr.cu keeps dplr's exclusive gate sums
+// in bf16, gpu/chunk_gated_oja.cu reads the states gated_oja transposes (h0, dht, h, ht, dh,
+// dh0) in bf16), to see them fail, on every rule (dplr_fla runs none of chunk_delta.cu's beta
+// reads: its failures are its own file's).
 // Prints every result; exits 0 when every case's forward or backward check fails (the bug was
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>

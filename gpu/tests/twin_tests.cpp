@@ -9,7 +9,8 @@
 
 #include "gpu/check_gen.hpp"
 #include "gpu/chunk_delta.hpp"
-#include "gpu/chunk_low_rank.hpp"
+#include "gpu/chunk_dplr.hpp"
+#include "gpu/chunk_gated_oja.hpp"
 #include "gpu/twin.hpp"
 #include "prop_cases.hpp"
 #include "reference/core/float128.hpp"
@@ -267,12 +268,12 @@ TEST_CASE("policies_round_what_they_say", "[twin]") {
     x = u(gen);
   for (float &x : b.reshaped())
     x = u(gen);
-  const Mat<float> plain = gla::detail::product<float>(a, false, b, false);
+  const Mat<float> plain = shared::product<float>(a, false, b, false);
   Mat<float> ra = a, rb = b;
   emulation::round_entries(ra, 8);
   emulation::round_entries(rb, 8);
   const emulation::Scope scope({8, 8});
-  const Mat<float> emulated = gla::detail::product<float>(a, false, b, false);
+  const Mat<float> emulated = shared::product<float>(a, false, b, false);
   CHECK(emulated == Mat<float>(ra * rb));
   CHECK(emulated != plain);
 }
@@ -417,7 +418,7 @@ TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
           beta_bf16.beta = rounded(DType::bf16, beta_bf16.beta);
           require_input_fault_caught("beta in bf16", c, ref, d, beta_bf16);
         }
-        { // 6. the initial state read as bf16 (fp32 input; chunk_low_rank.cu's planted bug
+        { // 6. the initial state read as bf16 (fp32 input; chunk_gated_oja.cu's planted bug
           // reads gated_oja's so)
           Inputs<float> h0_bf16 = d.in;
           h0_bf16.h0 = rounded(DType::bf16, h0_bf16.h0);
@@ -546,7 +547,7 @@ TEST_CASE("api_checks_low_rank_shapes_and_types_before_anything_runs", "[twin]")
 }
 
 TEST_CASE("gated_oja_backward_is_kda_backward_with_keys_values_and_do_q_exchanged", "[twin]") {
-  // gpu/chunk_low_rank.cu runs gated_oja's backward as kda's on q' = dO, k' = v, v' = k,
+  // gpu/chunk_gated_oja.cpp runs gated_oja's backward as kda's on q' = dO, k' = v, v' = k,
   // h0' = h0^T with dO' = q, dS'_T = dS_T^T, and its dq as kda's output on q' = dO: the two
   // losses are one. Here both sides are the reference in float128 (113 bits), agreeing to 2^-90
   // of the largest entry, 23 bits of room for the two orders of rounding; a wrong term is

@@ -1,4 +1,4 @@
-// ruleproof: libFuzzer target of the result-file reader (reports/result.hpp), which `gate` and
+// ruleproof: libFuzzer target of the result-file reader (reporting/result.hpp), which `gate` and
 // `merge` use on files they did not write. Any input must parse or be refused with a
 // ReportError; a run that parses is then gated against itself, summarised and merged as one
 // shard, as `gate` and `merge` do.
@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "io/json.hpp"
-#include "reports/gate.hpp"
-#include "reports/result.hpp"
+#include "reporting/gate.hpp"
+#include "reporting/result.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char *>(data), size);

@@ -14,7 +14,7 @@
 #include "cli/input_file.hpp"
 #include "io/json.hpp"
 #include "io/safetensors.hpp"
-#include "reports/result.hpp"
+#include "reporting/result.hpp"
 
 namespace {
 

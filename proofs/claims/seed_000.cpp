@@ -76,7 +76,7 @@ std::vector<Claim> rotations() {
       "sum_j v_j exp((R_j k_j)^T (R_t q_t)) = sum_j v_j exp(k_j^T (prod_{s=j+1}^t R_s) q_t), R_s "
       "the rotation by s theta as the note defines it (i read as j)",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const RotaryDraw<S> x = draw_rotary(d);
         const auto rotated = [&](Eigen::Index j, Eigen::Index t) { return rope_score(x, j, t); };
         const auto product = [&](Eigen::Index j, Eigen::Index t) {
@@ -89,7 +89,7 @@ std::vector<Claim> rotations() {
       "sum_j v_j exp((R_j k_j)^T (R_t q_t)) = sum_j v_j exp(k_j^T R_{t-j} q_t): the relative "
       "rotation is R_{t-j}, the one-step rotation R_1 applied t - j times",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const RotaryDraw<S> x = draw_rotary(d);
         const auto rotated = [&](Eigen::Index j, Eigen::Index t) { return rope_score(x, j, t); };
         const auto relative = [&](Eigen::Index j, Eigen::Index t) {
@@ -99,7 +99,7 @@ std::vector<Claim> rotations() {
       })));
   const auto relative_pairs = [](bool as_written) {
     return check_of([as_written](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Vec<S> theta = draw_pair_angles(d, d.sizes.K);
       std::vector<Mat<S>> lhs, rhs;
       for (long t = 1; t <= long(d.sizes.T); ++t)
@@ -118,7 +118,7 @@ std::vector<Claim> rotations() {
                            "R_{t-i} = R_i^T R_t for 1 <= i <= t", relative_pairs(false)));
   const auto products = [](bool as_written) {
     return check_of([as_written](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Vec<S> theta = draw_pair_angles(d, d.sizes.K);
       std::vector<Mat<S>> lhs, rhs;
       for (long t = 1; t <= long(d.sizes.T); ++t)
@@ -144,7 +144,7 @@ std::vector<Claim> rotations() {
   // (2): rotations applied to the values.
   const auto vo_rope = [](bool as_written) {
     return check_of([as_written](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       using std::exp;
       const RotaryDraw<S> x = draw_rotary(d);
       const Eigen::Index T = x.q.rows();
@@ -351,7 +351,7 @@ std::vector<Claim> position_encodings() {
   // (3): o_t = sum_j v_j (k_j^T prod_{s=j+1}^t Diag(alpha_s)(I - beta_s k_s k_s^T) q_t).
   const auto qk_encoding = [](bool with_beta) {
     return check_of([with_beta](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       Head<S> x = draw_head(d, d.sizes.K, true);
       const Mat<S> alpha = exp_of(x.g);
       const Eigen::Index T = x.q.rows(), K = x.q.cols();
@@ -384,7 +384,7 @@ std::vector<Claim> position_encodings() {
   // (4): o_t = sum_j (prod_{s=j+1}^t (I - beta_s v_s v_s^T) Diag(alpha_s)) v_j (k_j^T q_t).
   const auto vo_encoding = [](bool corrected) {
     return check_of([corrected](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Head<S> x = draw_oja(d);
       const Head<S> y = without_initial_state(x);
       const Mat<S> alpha = exp_of(x.g);
@@ -428,7 +428,7 @@ std::vector<Claim> gated_oja_forms() {
       "Diag(alpha_t) S_{t-1} + beta_t v_t (k_t^T - v_t^T Diag(alpha_t) S_{t-1}) = (I - beta_t v_t "
       "v_t^T) Diag(alpha_t) S_{t-1} + beta_t v_t k_t^T",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Mat<S> prev = d.values(d.sizes.V, d.sizes.K);
         const Mat<S> alpha = exp_of(d.log_gates(1, d.sizes.V));
         const Vec<S> v = d.values(d.sizes.V, 1).col(0), k = d.values(d.sizes.K, 1).col(0);
@@ -446,7 +446,7 @@ std::vector<Claim> gated_oja_forms() {
       "S_t = Diag(alpha_t) S_{t-1} + beta_t v_t (k_t^T - v_t^T Diag(alpha_t) S_{t-1}) is the gated "
       "Oja rule (every S_t, the reference's state transposed)",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_oja(d);
         const Mat<S> alpha = exp_of(x.g);
         std::vector<Mat<S>> states;
@@ -465,7 +465,7 @@ std::vector<Claim> gated_oja_forms() {
       R"(:= \mathbf{D}_{[t]}^r \text{ ("pseudo" memory decay)}} \mathbf{S}_{[t]}^0 + \underbrace{\sum_{i=1}^r)";
   const auto expanded = [](bool latest_left) {
     return check_of([latest_left](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Head<S> x = draw_oja(d);
       const Mat<S> alpha = exp_of(x.g);
       const Eigen::Index V = x.v.cols();
@@ -497,7 +497,7 @@ std::vector<Claim> gated_oja_forms() {
       R"(\mathbf{D}_{[t]}^r &= \text{Diag}(\boldsymbol{\alpha}_{[t]}^{1:r}) - \sum_{i=1}^r \text{Diag}(\boldsymbol{\alpha}_{[t]}^{i:r}) \mathbf{v}_{[t]}^i \mathbf{w}_{[t]}^{i\top})";
   const auto wy_D = [](SpanReading reading) {
     return check_of([reading](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Head<S> x = draw_oja(d);
       const Mat<S> alpha = exp_of(x.g);
       const Spans<S> span{alpha, reading};
@@ -532,7 +532,7 @@ std::vector<Claim> gated_oja_forms() {
       h_statement);
   for (const SpanReading &reading : {inclusive_span, exclusive_span})
     H.readings.push_back({reading.name, h_statement, check_of([reading](auto &d) {
-                            using S = typename std::decay_t<decltype(d)>::Scalar;
+                            using S = scalar_of<decltype(d)>;
                             const Head<S> x = without_initial_state(draw_oja(d));
                             const Mat<S> alpha = exp_of(x.g);
                             const Spans<S> span{alpha, reading};
@@ -556,7 +556,7 @@ std::vector<Claim> gated_oja_forms() {
     ut.readings.push_back(
         {strictly ? "lower() strictly below the diagonal" : "lower() with the diagonal",
          ut_statement, check_of([strictly](auto &d) {
-           using S = typename std::decay_t<decltype(d)>::Scalar;
+           using S = scalar_of<decltype(d)>;
            const Head<S> x = draw_oja(d);
            const Mat<S> alpha = exp_of(x.g);
            const UT<S> t = ut_transform(x, alpha, strictly);
@@ -569,7 +569,7 @@ std::vector<Claim> gated_oja_forms() {
   // The vector form of S^r and o^r with W, U from the UT transform.
   const auto vector_form = [](SpanReading reading, bool outputs) {
     return check_of([reading, outputs](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       const Head<S> x = draw_oja(d);
       const Mat<S> alpha = exp_of(x.g);
       const Spans<S> span{alpha, reading};
@@ -612,7 +612,7 @@ template <class S, class PerChunk>
 Sides<S> over_chunks(const Head<S> &x, std::size_t C, PerChunk per_chunk) {
   std::vector<Mat<S>> lhs, rhs;
   Mat<S> state = x.h0.transpose();
-  for (const auto &[begin, size] : gla::detail::chunks_of(x.q.rows(), C)) {
+  for (const auto &[begin, size] : shared::chunks_of(x.q.rows(), C)) {
     Head<S> chunk = x;
     chunk.q = x.q.middleRows(begin, size), chunk.k = x.k.middleRows(begin, size);
     chunk.v = x.v.middleRows(begin, size), chunk.g = x.g.middleRows(begin, size);
@@ -640,7 +640,7 @@ std::vector<Claim> matrix_forms() {
         {offset == 0 ? "A^{i->C} row i = prod_{j=i}^C alpha_j"
                      : "A^{i->C} row i = prod_{j=i+1}^C alpha_j",
          statement, check_of([offset](auto &d) {
-           using S = typename std::decay_t<decltype(d)>::Scalar;
+           using S = scalar_of<decltype(d)>;
            const Head<S> x = draw_oja(d);
            return over_chunks(x, d.sizes.C, [&](const Head<S> &c, const Mat<S> &S_t) {
              const Mat<S> alpha = exp_of(c.g);
@@ -660,7 +660,7 @@ std::vector<Claim> matrix_forms() {
       R"(\textbf{VO-RoPE: } \mathbf{O}_{[t]} &= \mathbf{A}_{[t]}^{1 \rightarrow C} \odot \left( \mathbf{Q}_{[t]} \mathbf{S}_{[t]}^\top)",
       "O_[t] = A^{1->C} . (Q S_[t]^T + Tril(Q (U - W S_[t])^T) V / A^{1->C}), chunk by chunk",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_oja(d);
         return over_chunks(x, d.sizes.C, [&](const Head<S> &c, const Mat<S> &S_t) {
           const Mat<S> alpha = exp_of(c.g);

@@ -12,8 +12,6 @@ namespace {
 
 using namespace seed001;
 
-#define SCALAR using S = typename std::decay_t<decltype(d)>::Scalar
-
 const Source forward_src{seed_001, "Gated DPLR Forward", ""};
 Source backward_src(const char *part) {
   return {seed_001, std::string("Gated DPLR Backward / ") + part, ""};
@@ -47,7 +45,7 @@ std::vector<Claim> recurrence_claims() {
       "S_t = S_{t-1} Diag(alpha_t)(I - b_t a_t^T) + v_t k_t^T (d_v x d_k), o_t = S_t q_t, from "
       "S_0 = 0: every S_t and o_t equal the reference's (seed parameterisation, transposed)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const NoteRun<S> note = note_recurrence(p.x);
@@ -77,7 +75,7 @@ std::vector<Claim> recurrence_claims() {
                ", X_j = Diag(alpha_j)(I - b_j a_j^T); truth: the reference's chunk transition "
                "h' = P h + H of the chunk's rows up to r, transposed",
            check_of([is_H, rising](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Dplr<S> p = draw_dplr(d);
              const Truth<S> t(p);
              const Transitions<S> tr = prefix_transitions(p);
@@ -96,7 +94,7 @@ std::vector<Claim> recurrence_claims() {
       "rising left to right, S^C_[t-1] the state before the chunk (a drawn initial state before "
       "the first)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         return per_row(p, t, [&](const Chunk<S> &c, Eigen::Index r) {
@@ -117,7 +115,7 @@ std::vector<Claim> recurrence_claims() {
            with_h0 ? "S^r_[0] = H^r_[0] against the recurrence from a drawn S_0"
                    : "S^r_[0] = H^r_[0] against the recurrence from S_0 = 0",
            check_of([with_h0](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Dplr<S> p = draw_dplr(d, with_h0);
              const Truth<S> t(p);
              std::vector<Mat<S>> l, r;
@@ -146,7 +144,7 @@ std::vector<Claim> wy_claims() {
           {keys ? "k = 0: the keys k_t vanish" : "k = 0: the rank-one part vanishes (b_t = 0)",
            keys ? "with k_t = 0, P^r_[t] = Diag(gamma^r)" : "with b_t = 0, P^r_[t] = Diag(gamma^r)",
            check_of([keys](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              Dplr<S> p = draw_dplr(d);
              (keys ? p.x.k : p.x.b).setZero();
              const Truth<S> t(p);
@@ -164,7 +162,7 @@ std::vector<Claim> wy_claims() {
       "Diag(lambda^r), with the note's setting eta = I, xi absorbed into w, eps^i = "
       "Diag(gamma^i)^-1, lambda^r = gamma^r, and w the reference's",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const Transitions<S> tr = prefix_transitions(p);
@@ -177,7 +175,7 @@ std::vector<Claim> wy_claims() {
       R"(\mathbf{P}_{[t]}^{r} &= \mathbf{P}_{[t]}^{r-1} \text{Diag}(\boldsymbol{\alpha}_{[t]}^r) (\mathbf{I} - \boldsymbol{b}_{[t]}^r \boldsymbol{a}_{[t]}^{r\top}))",
       "P^r_[t] = P^{r-1}_[t] Diag(alpha^r)(I - b^r a^rT), P^0 = I, with the reference's P",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const Transitions<S> tr = prefix_transitions(p);
@@ -197,7 +195,7 @@ std::vector<Claim> wy_claims() {
             " + sum_{i<r} T_i Diag(alpha^r) b^r a^rT, T_i = Diag(eta^{r-1}) Diag(xi^i) w^i a^iT "
             "Diag(eps^i) Diag(lambda^{r-1}), P^{r-1} the assumed form, every parameter drawn",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Eigen::Index r = static_cast<Eigen::Index>(d.sizes.C);
           const Eigen::Index K = static_cast<Eigen::Index>(d.sizes.K);
           const Mat<S> g = d.log_gates(r, K);
@@ -231,7 +229,7 @@ std::vector<Claim> wy_claims() {
       "w^r_[t] = (I - sum_{i<r} w^i (Diag(gamma^i)^-1 a^i)^T) Diag(gamma^r) b^r equals the "
       "reference's w (rows of W = E B<-)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -244,7 +242,7 @@ std::vector<Claim> wy_claims() {
       "P^r_[t] = (I - sum_{i<=r} w^i (Diag(gamma^i)^-1 a^i)^T) Diag(gamma^r), w^i by the note's "
       "recursion",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const Transitions<S> tr = prefix_transitions(p);
@@ -267,7 +265,7 @@ std::vector<Claim> accumulator_claims() {
       "alpha, eps = eps1 = gamma^-1, eta = eta1 = I), u_i = v_i and c_i by the note's recursion "
       "over the whole sequence, S_0 = 0",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const Mat<S> Gamma = cumulative_decay(p.x.g);
@@ -285,7 +283,7 @@ std::vector<Claim> accumulator_claims() {
       "b_t a_t^T) + v_t k_t^T, S_{t-1} the assumed form with every parameter drawn (the last "
       "line, after the setting, is 001.fwd.S_two_accumulators)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Eigen::Index n = static_cast<Eigen::Index>(d.sizes.T) - 1;
         const Eigen::Index K = static_cast<Eigen::Index>(d.sizes.K);
         const Eigen::Index V = static_cast<Eigen::Index>(d.sizes.V);
@@ -314,7 +312,7 @@ std::vector<Claim> accumulator_claims() {
       "u^r_[t] = v^r_[t]: H^r_[t] = sum_{i<=r} u^i (Diag(gamma^i)^-1 k^i)^T Diag(gamma^r) + "
       "sum_{i<=r} c^i (Diag(gamma^i)^-1 a^i)^T Diag(gamma^r) with u = v and the reference's c",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         const Transitions<S> tr = prefix_transitions(p);
@@ -334,7 +332,7 @@ std::vector<Claim> accumulator_claims() {
     for (const bool sequence_rows : {false, true})
       c.readings.push_back(v_index_reading(
           sequence_rows, statement, check_of([sequence_rows](auto &d) {
-            SCALAR;
+            using S = scalar_of<decltype(d)>;
             const Dplr<S> p = draw_dplr(d);
             const Truth<S> t(p);
             return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -362,7 +360,7 @@ std::vector<Claim> state_output_claims() {
     for (const bool sequence_rows : {false, true})
       c.readings.push_back(v_index_reading(
           sequence_rows, statement, check_of([sequence_rows](auto &d) {
-            SCALAR;
+            using S = scalar_of<decltype(d)>;
             const Dplr<S> p = draw_dplr(d, true);
             const Truth<S> t(p);
             return per_row(p, t, [&](const Chunk<S> &c, Eigen::Index r) {
@@ -391,7 +389,7 @@ std::vector<Claim> state_output_claims() {
     for (const bool sequence_rows : {false, true})
       c.readings.push_back(v_index_reading(
           sequence_rows, statement, check_of([sequence_rows](auto &d) {
-            SCALAR;
+            using S = scalar_of<decltype(d)>;
             const Dplr<S> p = draw_dplr(d, true);
             const Truth<S> t(p);
             return per_row(p, t, [&](const Chunk<S> &c, Eigen::Index r) {
@@ -410,7 +408,7 @@ std::vector<Claim> state_output_claims() {
       "S^C_[t] = S^C_[t-1] Diag(gamma^C) + V^T K-> Diag(gamma^C) + (C - W S^C_[t-1]^T)^T A-> "
       "Diag(gamma^C), X-> = X / Gamma, W, C the reference's",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -431,7 +429,7 @@ std::vector<Claim> state_output_claims() {
           {inclusive ? "M_ij = 1 for i >= j (M_-1 = M - I)" : "M_ij = 1 for i > j",
            std::string("O_[t] as written, M_ij = 1 for i ") + (inclusive ? ">=" : ">") + " j",
            check_of([inclusive](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Dplr<S> p = draw_dplr(d, true);
              const Truth<S> t(p);
              return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -454,7 +452,7 @@ std::vector<Claim> wc_matrix_claims() {
       "W = B<- - (B<- A->^T . M_-1) W, hence W = (I + (B<- A->^T . M_-1))^-1 B<-, B<- = B . "
       "Gamma: both against the reference's w",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -468,7 +466,7 @@ std::vector<Claim> wc_matrix_claims() {
       "C = -(B<- K->^T . M_-1) V - (B<- A->^T . M_-1) C, hence C = -(I + (B<- A->^T . "
       "M_-1))^-1 (B<- K->^T . M_-1) V: both against the reference's c",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -485,7 +483,7 @@ std::vector<Claim> wc_matrix_claims() {
       R"(\mathbf{E}_{[t]} = \left(\mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",
       "E_[t] = (I + (B<- A->^T . M_-1))^-1 equals the reference's E (solve_tril)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -505,7 +503,7 @@ std::vector<Claim> key_result_claims() {
       "M_-1), E = F^-1, W = E B<-, C = -E (B<- K->^T . M_-1) V, V_1 = V, V_2 = C - W S^T, then "
       "S^C_[t] and O_[t]: every O_[t] and the final state equal the recurrence's",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         Mat<S> state = p.x.h0.transpose(), O(p.x.q.rows(), p.x.v.cols());
@@ -535,7 +533,7 @@ std::vector<Claim> wy_gradient_claims() {
       "dC_[t] = dV_[t],2 = A-> Diag(gamma^C) dS^C_[t]^T + (Q<- A->^T . M)^T dO_[t], against the "
       "exact gradient with respect to the reference's c",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -554,7 +552,7 @@ std::vector<Claim> wy_gradient_claims() {
       "dV_[t],1 = K-> Diag(gamma^C) dS^C_[t]^T + (Q<- K->^T . M)^T dO_[t], against the exact "
       "gradient with respect to V as it enters the state and the output (not C)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -575,7 +573,7 @@ std::vector<Claim> wy_gradient_claims() {
                     "S^C_[t-1]^T reads)"
                   : "dW_[t] = -dC_[t] S^C_[t] (the state after the chunk), dC the exact gradient",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Backward<S> bw(d);
           const auto &p = bw.p;
           const auto &t = bw.t;
@@ -595,7 +593,7 @@ std::vector<Claim> wy_gradient_claims() {
       "dE_[t] = -dC V^T (B<- K->^T . M_-1)^T + dW B<-^T (dC, dW the exact gradients), against "
       "the exact gradient with respect to every entry of E",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -617,7 +615,7 @@ std::vector<Claim> wy_gradient_claims() {
       "dF_[t] = -E^T dE E^T (dE the exact gradient), against the exact gradient with respect to "
       "every entry of F, E = F^-1",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -636,7 +634,7 @@ std::vector<Claim> wy_gradient_claims() {
       "dS^C_[t] = dS^C_[t+1] Diag(gamma^C_[t+1]) + dO_[t+1]^T Q<-_[t+1] - dC_[t+1]^T W_[t+1] "
       "(the same at t + 1), for every chunk down to the initial state; dC, dS^C_[t] exact",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -659,7 +657,7 @@ std::vector<Claim> input_gradient_claims() {
       "dQ<- = dO S^C_[t-1] + (dO V_1^T . M) K-> + (dO V_2^T . M) A->, dQ = dQ<- . Gamma, "
       "against the exact gradient of q",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -681,7 +679,7 @@ std::vector<Claim> input_gradient_claims() {
            literal ? "dB = dQ<- . Gamma, dQ<- the note's formula under For dQ"
                    : "dB = dB<- . Gamma, dB<- the line above",
            check_of([literal](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Backward<S> bw(d);
              const auto &p = bw.p;
              const auto &t = bw.t;
@@ -706,7 +704,7 @@ std::vector<Claim> input_gradient_claims() {
             (corrected ? " + V_1 dS^C_[t] Diag(gamma^C) (through S^C_[t])" : "") +
             ", dK = dK-> / Gamma (dC, dS exact), against the exact gradient of k",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Backward<S> bw(d);
           const auto &p = bw.p;
           const auto &t = bw.t;
@@ -735,7 +733,7 @@ std::vector<Claim> input_gradient_claims() {
             (corrected ? " + V_2 dS^C_[t] Diag(gamma^C) (through S^C_[t])" : "") +
             ", dA = dA-> / Gamma (dF, dS exact), against the exact gradient of a",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Backward<S> bw(d);
           const auto &p = bw.p;
           const auto &t = bw.t;
@@ -760,7 +758,7 @@ std::vector<Claim> input_gradient_claims() {
       R"(\delta \mathbf{V}_{[t]} = \delta \mathbf{V}_{[t],1} - \left()",
       "dV = dV_1 - (B<- K->^T . M_-1)^T E^T dC (dV_1, dC exact), against the exact gradient of v",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Backward<S> bw(d);
         const auto &p = bw.p;
         const auto &t = bw.t;
@@ -785,7 +783,7 @@ std::vector<Claim> gate_gradient_claims() {
       "V_2^T A->)^T dS^C_[t]) = (gamma^C)^-1 . diag(S^C_[t]^T dS^C_[t]) (dS exact), against the "
       "exact derivative of the loss with respect to that factor",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -806,7 +804,7 @@ std::vector<Claim> gate_gradient_claims() {
       "/ Gamma / Gamma (the arrowed gradients exact), against the exact dGamma = d log Gamma / "
       "Gamma less the extra gamma^C's derivative on the last row",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         const InputGradients<S> grad(p);
@@ -829,7 +827,7 @@ std::vector<Claim> gate_gradient_claims() {
       "dB . B - dK . K - dA . A + [0, ..., diag(S^C_[t]^T dS^C_[t])] (dQ, dB, dK, dA, dS "
       "exact), against the exact gradient of the gates, d log gamma^r = dg_r - dg_{r+1}",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d, true);
         const Truth<S> t(p);
         const InputGradients<S> grad(p);
@@ -865,7 +863,7 @@ std::vector<Claim> kda_claims() {
       "Diag(alpha_t)(I - b_t a_t^T) + v_t k_t^T and o_t = S_t q_t are KDA's (the reference's "
       "kda recurrence, transposed)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const KdaCase<S> r = draw_kda(d);
         const NoteRun<S> note = note_recurrence(r.p.x);
         std::vector<Mat<S>> states;
@@ -881,7 +879,7 @@ std::vector<Claim> kda_claims() {
       "E_[t] = (I + (B<- A->^T . M_-1))^-1 = (I + Diag(beta)(K<- K->^T . M_-1))^-1, both "
       "against kda's A (solve_tril)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const KdaCase<S> r = draw_kda(d);
         const Truth<S> t(r.p);
         return per_chunk(r.p, t, [&](const Chunk<S> &c) {
@@ -898,7 +896,7 @@ std::vector<Claim> kda_claims() {
       "C_[t] = -E (B<- K->^T . M_-1) V = -E Diag(beta)(K<- K->^T . M_-1) V (E kda's A, V = "
       "Diag(beta) V'), both against the reference's c of the substituted DPLR",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const KdaCase<S> r = draw_kda(d);
         const Truth<S> t(r.p);
         return per_chunk(r.p, t, [&](const Chunk<S> &c) {
@@ -914,7 +912,7 @@ std::vector<Claim> kda_claims() {
             "U_[t] := V + C = (I - E Diag(beta)(K<- K->^T . M_-1)) V = E (E^-1 - Diag(beta)(K<- "
             "K->^T . M_-1)) V = E V (E kda's A, C the reference's), every form against kda's u",
             check_of([](auto &d) {
-              SCALAR;
+              using S = scalar_of<decltype(d)>;
               const KdaCase<S> r = draw_kda(d);
               const Truth<S> t(r.p);
               return per_chunk(r.p, t, [&](const Chunk<S> &c) {
@@ -932,7 +930,7 @@ std::vector<Claim> kda_claims() {
       "V_new := V_1 + V_2 = V + C - W S^C_[t-1]^T = U - W S^C_[t-1]^T (W, C, V_2 the "
       "reference's DPLR stages, U kda's u), every form against kda's v_new",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const KdaCase<S> r = draw_kda(d);
         const Truth<S> t(r.p);
         return per_chunk(r.p, t, [&](const Chunk<S> &c) {
@@ -955,7 +953,7 @@ std::vector<Claim> no_gate_claims() {
             "S_{t-1}(Diag(alpha_t) - d_t a_t^T) + v_t k_t^T: both against the reference's no_gate "
             "recurrence",
             check_of([](auto &d) {
-              SCALAR;
+              using S = scalar_of<decltype(d)>;
               const Dplr<S> p = draw_dplr(d); // x.b holds d
               const Truth<S> t(p, Parameterisation::no_gate);
               Head<S> gated = p.x;
@@ -980,7 +978,7 @@ std::vector<Claim> no_gate_claims() {
                     "gamma^{r-1}), against the reference's F"
                   : "F_[t] = I + (D A->^T . M_-1), against the reference's F",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Dplr<S> p = draw_dplr(d);
           const Truth<S> t(p, Parameterisation::no_gate);
           return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -1003,7 +1001,7 @@ std::vector<Claim> no_gate_claims() {
           {from_b ? "B<- = B . Gamma, b_t = Diag(alpha_t)^-1 d_t" : "B<- = D . Gamma",
            from_b ? "W = E ((D / alpha) . Gamma)" : "W = E (D . Gamma)",
            check_of([from_b](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Dplr<S> p = draw_dplr(d);
              const Truth<S> t(p, Parameterisation::no_gate);
              return per_chunk(p, t, [&](const Chunk<S> &c) {
@@ -1020,7 +1018,7 @@ std::vector<Claim> no_gate_claims() {
                     "reference's), against the reference's c"
                   : "C_[t] = -E (D K->^T . M_-1) V (E the reference's), against the reference's c",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Dplr<S> p = draw_dplr(d);
           const Truth<S> t(p, Parameterisation::no_gate);
           return per_chunk(p, t, [&](const Chunk<S> &c) {

@@ -17,7 +17,7 @@
 namespace ruleproof::proofs::notes::seed001 {
 
 using dplr::Parameterisation;
-using ChunkRange = gla::detail::ChunkRange;
+using ChunkRange = shared::ChunkRange;
 
 /// \brief One drawn head of the note's gated DPLR and the cotangents of the loss
 /// <dO, O> + <dS_T, S_T>.
@@ -30,7 +30,7 @@ template <class S> struct Dplr {
 };
 
 template <class S> std::vector<ChunkRange> chunks_of(const Head<S> &x, std::size_t C) {
-  return gla::detail::chunks_of(x.q.rows(), C);
+  return shared::chunks_of(x.q.rows(), C);
 }
 
 template <class S> Dplr<S> draw_dplr(Draw<S> &d, bool with_h0 = false) {

@@ -36,7 +36,7 @@ std::vector<Claim> linear_attention() {
       R"(o_t = \frac{\sum_{i=1}^t \phi(\boldsymbol{q}_t) \phi(\boldsymbol{k}_i)^\top \boldsymbol{v}_i})",
       "o_t = sum_{i<=t} phi(q_t) phi(k_i)^T v_i / sum_{i<=t} phi(q_t) phi(k_i)^T",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         Head<S> x = draw_head(d, 0);
         x.q = d.positives(d.sizes.T, d.sizes.K), x.k = d.positives(d.sizes.T, d.sizes.K);
         Mat<S> o(x.q.rows(), x.v.cols());
@@ -57,7 +57,7 @@ std::vector<Claim> linear_attention() {
       "S_t = S_{t-1} + phi(k_t)^T v_t, z_t = z_{t-1} + phi(k_t)^T, o_t = phi(q_t) S_t / "
       "(phi(q_t) z_t)",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         Head<S> x = draw_head(d, 0);
         x.q = d.positives(d.sizes.T, d.sizes.K), x.k = d.positives(d.sizes.T, d.sizes.K);
         Mat<S> state = Mat<S>::Zero(x.k.cols(), x.v.cols()), z = Mat<S>::Zero(x.k.cols(), 1);
@@ -74,7 +74,7 @@ std::vector<Claim> linear_attention() {
       R"(\boldsymbol{S}_t = \boldsymbol{S}_{t-1} + \boldsymbol{k}_t^\top \boldsymbol{v}_t, \quad \boldsymbol{o}_t = \boldsymbol{q}_t \boldsymbol{S}_t)",
       "S_t = S_{t-1} + k_t^T v_t, o_t = q_t S_t (phi the identity, no normaliser)",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_head(d, 0);
         Mat<S> state = Mat<S>::Zero(x.k.cols(), x.v.cols()), o(x.q.rows(), x.v.cols());
         for (Eigen::Index t = 0; t < x.q.rows(); ++t) {
@@ -94,7 +94,7 @@ std::vector<Claim> gla_forms() {
       "002.gla.recurrent", recurrent,
       R"(\boldsymbol{S}_t = \boldsymbol{G}_t \odot \boldsymbol{S}_{t-1} + \boldsymbol{k}_t^\top \boldsymbol{v}_t)",
       "S_t = G_t (.) S_{t-1} + k_t^T v_t with G_t = alpha_t^T 1, every S_t", check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_head(d, d.sizes.K);
         const Mat<S> alpha = exp_of(x.g);
         std::vector<Mat<S>> states;
@@ -111,7 +111,7 @@ std::vector<Claim> gla_forms() {
       R"((\boldsymbol{\alpha}_t^\top \boldsymbol{1}) \odot \boldsymbol{S}_{t-1} + \boldsymbol{k}_t^\top \boldsymbol{v}_t = \text{Diag}(\boldsymbol{\alpha}_t) \boldsymbol{S}_{t-1})",
       "(alpha_t^T 1) (.) S_{t-1} + k_t^T v_t = Diag(alpha_t) S_{t-1} + k_t^T v_t",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Mat<S> alpha = exp_of(d.log_gates(1, d.sizes.K));
         const Mat<S> prev = d.values(d.sizes.K, d.sizes.V), k = d.values(1, d.sizes.K);
         const Mat<S> v = d.values(1, d.sizes.V);
@@ -123,7 +123,7 @@ std::vector<Claim> gla_forms() {
       "002.gla.G_in_unit_interval", recurrent, R"(\boldsymbol{G}_t \in (0, 1)^{d_k \times d_v})",
       "every entry of G_t = alpha_t^T 1 lies in (0, 1) for log-gates g_t < 0",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Mat<S> alpha = exp_of(d.log_gates(d.sizes.T, d.sizes.K));
         Mat<S> inside = Mat<S>::Zero(alpha.rows(), d.sizes.V);
         for (Eigen::Index t = 0; t < alpha.rows(); ++t) {
@@ -140,7 +140,7 @@ std::vector<Claim> gla_forms() {
       R"(\boldsymbol{S}_t = \sum_{i=1}^t \left( \left( \prod_{j=i+1}^t \boldsymbol{\alpha}_j^\top \boldsymbol{1} \right) \odot \boldsymbol{k}_i^\top \boldsymbol{v}_i \right))",
       "S_t = sum_{i<=t} (prod_{j=i+1}^t alpha_j^T 1) (.) k_i^T v_i, every S_t",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_head(d, d.sizes.K);
         const Mat<S> alpha = exp_of(x.g);
         std::vector<Mat<S>> states;
@@ -161,7 +161,7 @@ std::vector<Claim> gla_forms() {
       R"(\boldsymbol{o}_t = \boldsymbol{q}_t \boldsymbol{S}_t = \boldsymbol{q}_t \sum_{i=1}^t \left( \left( \frac{\boldsymbol{b}_t}{\boldsymbol{b}_i} \right)^\top \boldsymbol{1} \right))",
       "o_t = q_t sum_{i<=t} ((b_t / b_i)^T 1) (.) k_i^T v_i, b_t = prod_{j<=t} alpha_j",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_head(d, d.sizes.K);
         const Mat<S> b = decay_b(x);
         Mat<S> o(x.q.rows(), x.v.cols());
@@ -178,7 +178,7 @@ std::vector<Claim> gla_forms() {
       "002.gla.parallel_output_qb", parallel,
       R"(&= \sum_{i=1}^t (\boldsymbol{q}_t \odot \boldsymbol{b}_t) \left( \frac{\boldsymbol{k}_i}{\boldsymbol{b}_i} \right)^\top \boldsymbol{v}_i)",
       "o_t = sum_{i<=t} (q_t (.) b_t) (k_i / b_i)^T v_i", check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Head<S> x = draw_head(d, d.sizes.K);
         const Mat<S> b = decay_b(x);
         Mat<S> o = Mat<S>::Zero(x.q.rows(), x.v.cols());
@@ -198,7 +198,7 @@ std::vector<Claim> gla_forms() {
                                std::string("O = (((Q (.) B)(K / B)^T) (.) M) V, M_ij = 1 for i ") +
                                    (inclusive ? ">=" : ">") + " j, else 0",
                                check_of([inclusive](auto &d) {
-                                 using S = typename std::decay_t<decltype(d)>::Scalar;
+                                 using S = scalar_of<decltype(d)>;
                                  const Head<S> x = draw_head(d, d.sizes.K);
                                  const Mat<S> B = decay_b(x);
                                  const Mat<S> P =
@@ -213,7 +213,7 @@ std::vector<Claim> gla_forms() {
       R"(\mathbf{P}_{ij} = \sum_{k=1}^d \mathbf{Q}_{ik} \mathbf{K}_{jk} \text{exp}(\log \mathbf{B}_{ik} - \log \mathbf{B}_{jk}), \quad i \geq j)",
       "P_ij = sum_k Q_ik K_jk exp(log B_ik - log B_jk) for i >= j; O = (P (.) M) V",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         using std::exp;
         const Head<S> x = draw_head(d, d.sizes.K);
         Mat<S> logB = x.g;
@@ -230,7 +230,7 @@ std::vector<Claim> gla_forms() {
   out.push_back(claim(
       "002.gla.B_in_unit_interval", parallel, R"(Where $\mathbf{B} \in (0,1)^{L \times d}$)",
       "every entry of B (row t: b_t = prod_{j<=t} alpha_j) lies in (0, 1)", check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Mat<S> B = cumulative_decay(d.log_gates(d.sizes.T, d.sizes.K));
         const Mat<S> inside =
             B.unaryExpr([](const S &b) { return (b > S(0) && b < S(1)) ? S(1) : S(0); });
@@ -252,7 +252,7 @@ template <class S> LayerDraw<S> draw_layer(Draw<S> &d) {
   const std::size_t T = d.sizes.T, K = d.sizes.K, V = d.sizes.V, H = 2, D = K + 1;
   LayerDraw<S> l;
   l.x = Tensor<S>({1, T, D});
-  gla::detail::put_batch_rows(l.x, d.values(T, D), 0);
+  gla::put_batch_rows(l.x, d.values(T, D), 0);
   gla::LayerParams<S> &a = l.p.attn;
   a.heads = H;
   a.W_q = d.values(D, H * K), a.W_k = d.values(D, H * K), a.W_v = d.values(D, H * V);
@@ -289,7 +289,7 @@ std::vector<Claim> multi_head_layer() {
       "S^h_t = ((alpha^h_t)^T 1) (.) S^h_{t-1} + k^h_t^T v^h_t, o^h_t = q^h_t S^h_t, each head "
       "its own K' x V' state, against the layer's core",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         using std::exp;
         const LayerDraw<S> l = draw_layer(d);
         const gla::LayerStages<S> st = gla::layer_stages(l.x, l.p.attn, l.opts.layer);
@@ -321,7 +321,7 @@ std::vector<Claim> multi_head_layer() {
       "o'_t = concat(LN(o^1_t), ..., LN(o^H_t)), r_t = Swish(x_t W_r + b_r), y_t = (r_t (.) "
       "o'_t) W_O, against the layer",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const LayerDraw<S> l = draw_layer(d);
         const gla::LayerParams<S> &a = l.p.attn;
         const gla::LayerStages<S> st = gla::layer_stages(l.x, a, l.opts.layer);
@@ -334,11 +334,11 @@ std::vector<Claim> multi_head_layer() {
               o(t, j) = st.core.o(0, t, h, j);
           concat.middleCols(h * V, V) = layer_norm_rows(o);
         }
-        const Mat<S> x = gla::detail::batch_rows(l.x, 0);
+        const Mat<S> x = gla::batch_rows(l.x, 0);
         Mat<S> r_logits = x * a.W_r;
         r_logits.rowwise() += a.b_r.transpose();
         const Mat<S> y = swish_of(r_logits).cwiseProduct(concat) * a.W_o;
-        return Sides<S>{y, gla::detail::batch_rows(st.y, 0)};
+        return Sides<S>{y, gla::batch_rows(st.y, 0)};
       })));
   for (Claim &c : out)
     c.sizes = {4, 2, 2, 1}, c.min_sizes = {1, 1, 2, 1}; // LN needs two values a head
@@ -353,36 +353,35 @@ std::vector<Claim> gla_block() {
       R"(\text{SwiGLU}(\mathbf{Z}) = (\text{Swish}(\mathbf{Z} \mathbf{W}_1) \odot \mathbf{Z} \mathbf{W}_2) \mathbf{W}_3)",
       "SwiGLU(Z) = (Swish(Z W_1) (.) Z W_2) W_3, against the reference's gated MLP",
       check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const LayerDraw<S> l = draw_layer(d);
-        const Mat<S> Z = gla::detail::batch_rows(l.x, 0);
+        const Mat<S> Z = gla::batch_rows(l.x, 0);
         const gla::SwigluStages<S> mlp = gla::swiglu(l.x, l.p.W_1, l.p.W_2, l.p.W_3);
-        return Sides<S>{swiglu_as_written(Z, l.p), gla::detail::batch_rows(mlp.out, 0)};
+        return Sides<S>{swiglu_as_written(Z, l.p), gla::batch_rows(mlp.out, 0)};
       })));
   out.push_back(
       claim("002.block.attention_residual", src,
             R"(\mathbf{Y}^{(l)} &= \text{GLA}(\text{LN}(\mathbf{X}^{(l)})) + \mathbf{X}^{(l)})",
             "Y = GLA(LN(X)) + X, against the block's first half", check_of([](auto &d) {
-              using S = typename std::decay_t<decltype(d)>::Scalar;
+              using S = scalar_of<decltype(d)>;
               const LayerDraw<S> l = draw_layer(d);
-              const Mat<S> X = gla::detail::batch_rows(l.x, 0);
+              const Mat<S> X = gla::batch_rows(l.x, 0);
               Tensor<S> x_norm(l.x.shape());
-              gla::detail::put_batch_rows(x_norm, layer_norm_rows(X), 0);
-              const Mat<S> Y =
-                  gla::detail::batch_rows(gla::layer(x_norm, l.p.attn, l.opts.layer).y, 0) + X;
-              return Sides<S>{Y, gla::detail::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0)};
+              gla::put_batch_rows(x_norm, layer_norm_rows(X), 0);
+              const Mat<S> Y = gla::batch_rows(gla::layer(x_norm, l.p.attn, l.opts.layer).y, 0) + X;
+              return Sides<S>{Y, gla::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0)};
             })));
   // The second residual: the note adds X; a pre-norm block (flash-linear-attention's
   // GLABlock) adds Y, so the attention's output stays in the residual stream.
   const auto mlp_residual = [](bool adds_x) {
     return check_of([adds_x](auto &d) {
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       LayerDraw<S> l = draw_layer(d);
-      const Mat<S> X = gla::detail::batch_rows(l.x, 0);
-      const Mat<S> Y = gla::detail::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0);
+      const Mat<S> X = gla::batch_rows(l.x, 0);
+      const Mat<S> Y = gla::batch_rows(gla::block_stages(l.x, l.p, l.opts).y, 0);
       const Mat<S> next = swiglu_as_written(layer_norm_rows(Y), l.p) + (adds_x ? X : Y);
       l.opts.residual = gla::block_residual::y;
-      return Sides<S>{next, gla::detail::batch_rows(gla::block(l.x, l.p, l.opts).y, 0)};
+      return Sides<S>{next, gla::batch_rows(gla::block(l.x, l.p, l.opts).y, 0)};
     });
   };
   const std::string quote =

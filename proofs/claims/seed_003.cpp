@@ -18,7 +18,7 @@ template <class S> struct Gdn {
   Mat<S> d_o; ///< L x V
   Mat<S> d_ht;
   std::size_t C;
-  std::vector<kda::detail::ChunkRange> chunks;
+  std::vector<shared::ChunkRange> chunks;
 };
 
 template <class D> auto draw_gdn(D &d, bool unit_scale = true) {
@@ -31,7 +31,7 @@ template <class D> auto draw_gdn(D &d, bool unit_scale = true) {
   r.d_o = d.values(d.sizes.T, d.sizes.V);
   r.d_ht = d.values(d.sizes.K, d.sizes.V);
   r.C = d.sizes.C;
-  r.chunks = kda::detail::chunks_of(static_cast<Eigen::Index>(d.sizes.T), d.sizes.C);
+  r.chunks = shared::chunks_of(static_cast<Eigen::Index>(d.sizes.T), d.sizes.C);
   return r;
 }
 
@@ -65,7 +65,7 @@ template <class S> struct Truth {
     dv_local = kda::chunk_bwd_dv_local(x.q, x.k, gates, g.d_o, g.scale);
     dhu = kda::chunk_bwd_dhu(x.q, x.k, st.w, gates, g.d_o, g.d_ht, dv_local, g.scale);
     qkw = kda::chunk_bwd_dqkwg(x.q, x.k, st.v_new, gates, st.h, dhu.dh, g.d_o, dhu.dv, g.scale);
-    wy = kda::prepare_wy_repr_bwd(x.k, x.v, x.beta, gates, st.A, qkw.dw, dhu.dv);
+    wy = kda::chunk_wy_bwd(x.k, x.v, x.beta, gates, st.A, qkw.dw, dhu.dv);
     grads = kda::chunk_backward_head(x, HeadCotangent<S>{g.d_o, g.d_ht}, g.scale, g.C,
                                      GateKind::scalar);
   }
@@ -83,7 +83,7 @@ template <class S> struct Chunk {
   S gammaC() const { return gamma(n - 1, 0); }
 };
 
-template <class S> Chunk<S> chunk_of(const Gdn<S> &g, const kda::detail::ChunkRange &r) {
+template <class S> Chunk<S> chunk_of(const Gdn<S> &g, const shared::ChunkRange &r) {
   Chunk<S> c;
   c.s = r.begin, c.n = r.size;
   c.q = g.x.q.middleRows(r.begin, r.size), c.k = g.x.k.middleRows(r.begin, r.size);
@@ -151,15 +151,13 @@ template <class S> Mat<S> note_A0(const Chunk<S> &c, bool as_exp) {
 const Source fwd_src(const char *step) { return {seed_003, std::string("Forward / ") + step, ""}; }
 const Source bwd_src(const char *step) { return {seed_003, std::string("Backward / ") + step, ""}; }
 
-#define SCALAR using S = typename std::decay_t<decltype(d)>::Scalar
-
 std::vector<Claim> forward_claims() {
   std::vector<Claim> out;
   out.push_back(claim(
       "003.fwd.step1.gamma", fwd_src("Step 1"),
       R"(\boldsymbol{\gamma}_{[t]}^r &= \sum_{i=tC+1}^{tC+r} \log \alpha_i \in \mathbb{R})",
       "gamma_[t]^r = sum_{i=tC+1}^{tC+r} log alpha_i (chunk_local_cumsum)", check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
         return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {
@@ -179,7 +177,7 @@ std::vector<Claim> forward_claims() {
            as_exp ? "A0 = Diag(beta)((Diag(exp gamma) K)(Diag(exp -gamma) K)^T (.) M_-1)"
                   : "A0 = Diag(beta)((Diag(gamma) K)(Diag(gamma)^-1 K)^T (.) M_-1)",
            check_of([as_exp](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Gdn<S> g = draw_gdn(d);
              const Truth<S> t(g, false);
              return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -188,22 +186,22 @@ std::vector<Claim> forward_claims() {
            })});
     out.push_back(c);
   }
-  out.push_back(claim(
-      "003.fwd.step2.A", fwd_src("Step 2"),
-      R"(\widetilde{\mathbf{A}}_{[t]} = (\mathbf{I} + \widetilde{\mathbf{A_0}}_{[t]})^{-1})",
-      "A_[t] = (I + A0_[t])^-1, A0 with Diag(exp gamma) arrows", check_of([](auto &d) {
-        SCALAR;
-        const Gdn<S> g = draw_gdn(d);
-        const Truth<S> t(g, false);
-        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
-          return Sides<S>{gla::detail::unit_lower_inverse(note_A0(c, true)), t.fwd.stages.A[i]};
-        });
-      })));
+  out.push_back(
+      claim("003.fwd.step2.A", fwd_src("Step 2"),
+            R"(\widetilde{\mathbf{A}}_{[t]} = (\mathbf{I} + \widetilde{\mathbf{A_0}}_{[t]})^{-1})",
+            "A_[t] = (I + A0_[t])^-1, A0 with Diag(exp gamma) arrows", check_of([](auto &d) {
+              using S = scalar_of<decltype(d)>;
+              const Gdn<S> g = draw_gdn(d);
+              const Truth<S> t(g, false);
+              return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+                return Sides<S>{shared::unit_lower_inverse(note_A0(c, true)), t.fwd.stages.A[i]};
+              });
+            })));
   out.push_back(claim(
       "003.fwd.step3.U", fwd_src("Step 3"),
       R"(\mathbf{U}_{[t]} &= \widetilde{\mathbf{A}}_{[t]} \text{Diag}(\boldsymbol{\beta}_{[t]}) \mathbf{V}_{[t]})",
       "U_[t] = A_[t] Diag(beta_[t]) V_[t]", check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
         return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -214,7 +212,7 @@ std::vector<Claim> forward_claims() {
       "003.fwd.step3.W", fwd_src("Step 3"),
       R"(\overleftarrow{\mathbf{W}_{[t]}} &= \widetilde{\mathbf{A}}_{[t]} \text{Diag}(\exp \boldsymbol{\gamma}_{[t]}) \text{Diag}(\boldsymbol{\beta}_{[t]}) \mathbf{K}_{[t]})",
       "W<_[t] = A_[t] Diag(exp gamma_[t]) Diag(beta_[t]) K_[t]", check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
         return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -227,7 +225,7 @@ std::vector<Claim> forward_claims() {
       R"(\mathbf{V}_{[t],new} &= \mathbf{U}_{[t]} - \overleftarrow{\mathbf{W}_{[t]}} \mathbf{S}_{[t-1]}^{C})",
       "V_new = U - W< S_[t-1]^C, S_[t-1]^C the recurrence's state before the chunk",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g, false);
         return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -244,7 +242,7 @@ std::vector<Claim> forward_claims() {
         corrected ? "S_[t]^C = exp(gamma_[t]^C) S_[t-1]^C + K^T (Diag(exp(gamma^C - gamma)) V_new)"
                   : "S_[t]^C = gamma_[t]^C S_[t-1]^C + K^T (Diag(exp(gamma^C - gamma)) V_new)",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           using std::exp;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g, false);
@@ -271,7 +269,7 @@ std::vector<Claim> forward_claims() {
            scaled ? "O = Diag(exp gamma)(scale Q) S + ((scale Q)< K>^T (.) M) V_new"
                   : "O = Diag(exp gamma) Q S + (Q< K>^T (.) M) V_new",
            check_of([scaled](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              const Gdn<S> g = draw_gdn(d, false);
              const Truth<S> t(g, false);
              return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -292,7 +290,7 @@ std::vector<Claim> forward_claims() {
       "exp(gamma^C) in step 4, Q the scaled queries): every O_[t] and the final state equal "
       "the recurrence's",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         using std::exp;
         const Gdn<S> g = draw_gdn(d, false);
         const Truth<S> t(g, false);
@@ -300,7 +298,7 @@ std::vector<Claim> forward_claims() {
         for (const auto &ch : g.chunks) {
           const Chunk<S> c = chunk_of(g, ch);
           const Mat<S> E = Dg(c.gamma, true), Ei = Dg(c.gamma, true, -1);
-          const Mat<S> A = gla::detail::unit_lower_inverse(note_A0(c, true));
+          const Mat<S> A = shared::unit_lower_inverse(note_A0(c, true));
           const Mat<S> U = A * Db(c.beta) * c.v, W = A * E * Db(c.beta) * c.k;
           const Mat<S> v_new = U - W * state;
           const Mat<S> q = g.scale * c.q;
@@ -321,7 +319,7 @@ std::vector<Claim> backward_claims() {
       R"(\left( \overrightarrow{\mathbf{K}_{[t]}} \overleftarrow{\mathbf{Q}_{[t]}}^\top \odot \mathbf{M}^\top \right) \delta \mathbf{O}_{[t]})",
       "dU_[t]|_O = (K> Q<^T (.) M^T) dO_[t] (arrows with Diag(exp gamma); scale 1)",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g);
         return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {
@@ -338,7 +336,7 @@ std::vector<Claim> backward_claims() {
       "dU_[t] = Diag(exp(gamma^C - gamma)) K dS_[t]^C + dU_[t]|_O, dS_[t]^C the reference's "
       "gradient of the state after chunk t",
       check_of([](auto &d) {
-        SCALAR;
+        using S = scalar_of<decltype(d)>;
         const Gdn<S> g = draw_gdn(d);
         const Truth<S> t(g);
         return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -355,7 +353,7 @@ std::vector<Claim> backward_claims() {
                   : "dS_[t]^C = exp(gamma_[t]^C) dS_[t+1]^C + Q<_[t+1]^T dO_[t+1] - "
                     "W<_[t+1]^T dU_[t+1]",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           using std::exp;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
@@ -386,7 +384,7 @@ std::vector<Claim> backward_claims() {
                   : "dQ = Diag(gamma) dO S_[t-1]^T + (Diag(gamma) dB Diag(gamma)^-1) K, dB = dO "
                     "V_new^T (.) M (scale 1)",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -412,7 +410,7 @@ std::vector<Claim> backward_claims() {
                   : "dK_part1 = Diag(exp(gamma^C - gamma)) V_new dS_[t]^T + (Diag(gamma) dB "
                     "Diag(gamma)^-1)^T Q",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -434,7 +432,7 @@ std::vector<Claim> backward_claims() {
         claim("003.bwd.step5.dW", bwd_src("Step 5"),
               R"(\delta \mathbf{W}_{[t]} &= - \delta \mathbf{U}_{[t]} \mathbf{S}_{[t-1]}^{C\top})",
               "dW_[t] = -dU_[t] S_[t-1]^T", check_of([](auto &d) {
-                SCALAR;
+                using S = scalar_of<decltype(d)>;
                 const Gdn<S> g = draw_gdn(d);
                 const Truth<S> t(g);
                 return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -454,7 +452,7 @@ std::vector<Claim> backward_claims() {
         "d gamma^C = Tr(dS_[t]^T S_[t-1]) exp(gamma^C) + Tr(dK|_S K^T), dK|_S = "
         "Diag(exp(gamma^C - gamma)) V_new dS_[t]^T",
         check_of([](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           using std::exp;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
@@ -482,7 +480,7 @@ std::vector<Claim> backward_claims() {
             : "d gamma^C = Tr(dS^T S_[t-1] + dS^T (K^T Diag(gamma)^-1 V^T)) exp(gamma^C) "
               "(K^T Diag V^T is defined only when the chunk length equals d_v)",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           using std::exp;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
@@ -524,7 +522,7 @@ std::vector<Claim> backward_claims() {
            times_exp ? "last entry += (Tr(dS^T S_[t-1]) e^C + Tr(dK|_S K^T)) e^C"
                      : "last entry += Tr(dS^T S_[t-1]) e^C + Tr(dK|_S K^T)",
            check_of([times_exp](auto &d) {
-             SCALAR;
+             using S = scalar_of<decltype(d)>;
              using std::exp;
              const Gdn<S> g = draw_gdn(d);
              const Truth<S> t(g);
@@ -576,7 +574,7 @@ std::vector<Claim> step6_claims() {
         "003.bwd.step6.dV", bwd_src("Step 6"),
         R"(\delta \mathbf{V}_{[t]} &= \text{Diag}(\boldsymbol{\beta}_{[t]}) \widetilde{\mathbf{A}}_{[t]}^\top \delta \mathbf{U}_{[t]})",
         "dV_[t] = Diag(beta) A^T dU_[t]", check_of([](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -595,7 +593,7 @@ std::vector<Claim> step6_claims() {
         "-Diag(exp gamma) A^T dA A^T Diag(exp gamma)^-1 (.) M_-1, dK|_X = (Diag(beta) dA_x) K + "
         "((Diag(beta) K)^T dA_x)^T",
         check_of([](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -614,7 +612,7 @@ std::vector<Claim> step6_claims() {
             ? "d beta = diag(Diag(exp gamma) A^T dW< K^T) + diag(A^T dU V^T) + diag(dA_x K K^T)"
             : "d beta = diag(Diag(gamma) A^T dW< K^T) + diag(A^T dU V^T) + diag(dA_x K K^T)",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
@@ -640,7 +638,7 @@ std::vector<Claim> step6_claims() {
                     "(Diag(beta) K K^T)^T) - diag((Diag(beta) K K^T)^T dA_x) (K Diag(beta) is "
                     "defined only when d_k equals the chunk length)",
         check_of([corrected](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           std::vector<Mat<S>> l, r;
@@ -672,7 +670,7 @@ std::vector<Claim> step6_claims() {
         R"(\delta \log \boldsymbol{\alpha}_{[t]} &= \text{suffix\_cumsum}(\delta\mathbf{\gamma}_{[t]}))",
         "d log alpha_[t] = suffix_cumsum(d gamma_part1 + d gamma_part2) inside each chunk",
         check_of([](auto &d) {
-          SCALAR;
+          using S = scalar_of<decltype(d)>;
           const Gdn<S> g = draw_gdn(d);
           const Truth<S> t(g);
           return per_chunk(g, [&](std::size_t, const Chunk<S> &c) {

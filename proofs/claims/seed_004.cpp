@@ -680,7 +680,7 @@ std::vector<Claim> alibi() {
             R"(\text{exp}(Q_{i}^{T}K_{j}+m(j-i))=\gamma^{(i-j)}\text{exp}(Q_{i}^{T}K_{j}))",
             "exp(Q_i^T K_j + m (j - i)) = gamma^(i - j) exp(Q_i^T K_j), gamma = exp(-m), j <= i",
             check_of([](auto &d) {
-              using S = typename std::decay_t<decltype(d)>::Scalar;
+              using S = scalar_of<decltype(d)>;
               using std::exp;
               const Mat<S> Q = d.values(d.sizes.T, d.sizes.K), K = d.values(d.sizes.T, d.sizes.K);
               const S m = d.positive(), gamma = exp(S(-m));
@@ -698,7 +698,7 @@ std::vector<Claim> alibi() {
             })));
   out.push_back(claim("004.alibi.gamma_in_unit_interval", src, R"(\gamma=\text{exp}(-m))",
                       "0 < m < 1 gives 0 < gamma = exp(-m) < 1", check_of([](auto &d) {
-                        using S = typename std::decay_t<decltype(d)>::Scalar;
+                        using S = scalar_of<decltype(d)>;
                         using std::exp;
                         Mat<S> inside(1, d.sizes.T);
                         for (Eigen::Index t = 0; t < inside.cols(); ++t) {
@@ -719,7 +719,7 @@ std::vector<Claim> rotations() {
       claim("004.rotation.power", proposition, R"(R(\theta)^{k}=R(k\theta))",
             "R(theta)^k = R(k theta) for every positive integer k (block-diagonal rotary R)",
             check_of([](auto &d) {
-              using S = typename std::decay_t<decltype(d)>::Scalar;
+              using S = scalar_of<decltype(d)>;
               const Vec<S> theta = draw_angles(d);
               const Mat<S> R = sympow::rotary_matrix(theta);
               std::vector<Mat<S>> powers, rotations;
@@ -734,7 +734,7 @@ std::vector<Claim> rotations() {
       "004.rotation.product_step", {seed_004, "A.2 Derivations / Proof", ""},
       R"(R(\theta_{i})R(k\theta_{i})=R(\theta_{i}+(k\theta_{i}))=R((k+1)\theta_{i}))",
       "R(theta_i) R(k theta_i) = R((k + 1) theta_i), the induction step", check_of([](auto &d) {
-        using S = typename std::decay_t<decltype(d)>::Scalar;
+        using S = scalar_of<decltype(d)>;
         const Vec<S> theta = draw_angles(d);
         std::vector<Mat<S>> products, rotations;
         for (std::size_t k = 1; k <= d.sizes.T; ++k) {

@@ -20,8 +20,6 @@ namespace ruleproof::proofs::notes::note004 {
 
 using sympow::SympowHead;
 
-template <class D> using scalar_of = typename std::decay_t<D>::Scalar;
-
 /// d/2 drawn angles theta_c (exact: rational cos and sin).
 template <class S> Vec<S> draw_angles(Draw<S> &d) {
   Vec<S> theta(static_cast<Eigen::Index>(d.sizes.K));

@@ -29,7 +29,7 @@ Claim test_claim(const std::string &id, Check check, Sizes sizes = {}) {
 /// GLA's recurrent form against its chunkwise form at chunk size C: a true identity.
 Check gla_chunk_vs_recurrent() {
   return check_of([](auto &d) {
-    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using S = scalar_of<decltype(d)>;
     const Head<S> x = notes::draw_head(d, d.sizes.K, false, true);
     const auto r = gla::recurrent_head(x, S(1));
     const auto c = gla::chunk_head(x, S(1), d.sizes.C);
@@ -41,7 +41,7 @@ Check gla_chunk_vs_recurrent() {
 /// for first = 0, wrong (a wrong index range) for first = 1, which needs T >= 2 to show.
 Check sum_from(Eigen::Index first) {
   return check_of([first](auto &d) {
-    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using S = scalar_of<decltype(d)>;
     Head<S> x = notes::draw_head(d, d.sizes.K);
     x.g.setZero();
     Mat<S> o = Mat<S>::Zero(x.q.rows(), x.v.cols());
@@ -74,13 +74,13 @@ TEST_CASE("claims_engine_catches_and_shrinks_a_wrong_index_range") {
 
 TEST_CASE("claims_engine_catches_a_dropped_term_and_a_transposed_factor") {
   const Check dropped = check_of([](auto &d) { // (a + b)^2 = a^2 + b^2: 2ab dropped
-    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using S = scalar_of<decltype(d)>;
     const Mat<S> a = d.values(d.sizes.K, d.sizes.K), b = d.values(d.sizes.K, d.sizes.K);
     return Sides<S>{Mat<S>((a + b).cwiseProduct(a + b)),
                     Mat<S>(a.cwiseProduct(a) + b.cwiseProduct(b))};
   });
   const Check transposed = check_of([](auto &d) { // (AB)^T = A^T B^T: B^T A^T is right
-    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using S = scalar_of<decltype(d)>;
     const Mat<S> A = d.values(d.sizes.K, d.sizes.K), B = d.values(d.sizes.K, d.sizes.K);
     return Sides<S>{Mat<S>((A * B).transpose()), Mat<S>(A.transpose() * B.transpose())};
   });
@@ -119,7 +119,7 @@ TEST_CASE("claims_engine_tracks_degrees_and_the_schwartz_zippel_bound") {
 TEST_CASE("claims_engine_uses_mpfr_where_exact_arithmetic_ends") {
   const auto sqrt_claim = [](bool correct) {
     return check_of([correct](auto &d) { // sqrt(a^2 b^2) = |a b| (or, wrongly, a b)
-      using S = typename std::decay_t<decltype(d)>::Scalar;
+      using S = scalar_of<decltype(d)>;
       using std::abs;
       using std::sqrt;
       const Mat<S> a = d.values(1, d.sizes.K), b = d.values(1, d.sizes.K);
@@ -147,7 +147,7 @@ TEST_CASE("claims_engine_decides_mpfr_claims_alike_on_any_number_of_threads") {
   // exp(a + b) = exp(a) exp(b) on a long row: the sides agree to 2D digits only if each
   // evaluation keeps its own precision while other threads evaluate at another.
   const Check exp_of_sum = check_of([](auto &d) {
-    using S = typename std::decay_t<decltype(d)>::Scalar;
+    using S = scalar_of<decltype(d)>;
     using std::exp;
     const Mat<S> a = d.values(1, 400), b = d.values(1, 400);
     Mat<S> lhs(1, a.cols()), rhs(1, a.cols());

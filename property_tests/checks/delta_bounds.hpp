@@ -89,7 +89,7 @@ Magnitudes magnitudes(const Inputs<S> &in, const Options &opts, GateKind gate,
       m.query = std::max(m.query, to_double(S(scale * x.q.row(t).norm())));
     }
     m.state = std::max(m.state, state);
-    for (const auto &[s, n] : gla::detail::chunks_of(x.g.rows(), opts.chunk_size))
+    for (const auto &[s, n] : shared::chunks_of(x.g.rows(), opts.chunk_size))
       m.gate_span = std::max(
           m.gate_span, to_double(S(x.g.middleRows(s, n).cwiseAbs().colwise().sum().maxCoeff())));
     const std::size_t whole = std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows()));

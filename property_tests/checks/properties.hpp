@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -618,20 +619,17 @@ template <class Rule, class S> Report check(Property p, const Case &c) {
   return {};
 }
 
-/// Runs property p for the rule called `rule` in S; throws std::invalid_argument when no
-/// rule has that name.
-template <class S> Report run_check_in(Property p, const std::string &rule, const Case &c) {
-  Report r;
-  bool found = false;
+/// Runs property p for the rule called `rule` in S when that rule is of bound family F; nothing
+/// otherwise. Instantiated once per scalar and family (run_family.hpp).
+template <class S, rules::BoundFamily F>
+std::optional<Report> run_check_in_family(Property p, const std::string &rule, const Case &c) {
+  std::optional<Report> r;
   rules::for_each_rule([&](auto tag) {
     using Rule = decltype(tag);
-    if (!found && Rule::name() == rule) {
-      found = true;
-      r = check<Rule, S>(p, c);
-    }
+    if constexpr (rules::bound_family_of<Rule>() == F)
+      if (!r && Rule::name() == rule)
+        r = check<Rule, S>(p, c);
   });
-  if (!found)
-    throw std::invalid_argument("unknown rule '" + rule + "'");
   return r;
 }
 

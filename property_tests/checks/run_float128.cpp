@@ -1,7 +1,7 @@
 // ruleproof property checks in float128, the truth precision.
 #include "reference/core/float128.hpp"
 
-#include "properties.hpp"
+#include "run_family.hpp"
 #include "run.hpp"
 
 namespace ruleproof::checks {

@@ -1,5 +1,5 @@
 // ruleproof property checks in long double.
-#include "properties.hpp"
+#include "run_family.hpp"
 #include "run.hpp"
 
 namespace ruleproof::checks {

@@ -4,7 +4,7 @@
 
 #include "reference/core/mpfr.hpp"
 
-#include "properties.hpp"
+#include "run_family.hpp"
 #include "run.hpp"
 
 namespace ruleproof::checks {

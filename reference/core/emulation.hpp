@@ -5,7 +5,7 @@
 // or to tf32 and sums their products in fp32; it stores some intermediates between its stages in
 // 16 bits (the scores, the WY factors, the per-chunk states, v_new); its gates, exponentials,
 // elementwise products and running sums stay fp32. The chunk forms mark both roundings:
-// gla::detail::product rounds its factors (operand), and each stage rounds what the kernels
+// shared::product rounds its factors (operand), and each stage rounds what the kernels
 // store (stored). Both do nothing unless S is float and a Scope has asked for fewer significand
 // bits than fp32's 24 in the calling thread (detail::parallel_for hands the setting on to its
 // workers), so the truth (double, float128, MPFR) and a plain fp32 twin are untouched.

@@ -25,3 +25,6 @@ template <> struct scalar_traits<float128> {
 };
 
 } // namespace ruleproof
+
+// float128's exact-significand matrix products, opt-in with the scalar itself.
+#include "../shared/products_float128.hpp"

@@ -31,7 +31,7 @@ namespace ruleproof::dplr {
 using namespace low_rank; // the stages shared with gated_oja (low_rank/chunk.hpp)
 
 namespace detail {
-using namespace low_rank::detail;
+using namespace shared;
 
 /// Row r of the result is row r + 1 of x; the last row is zero.
 template <Scalar S> Mat<S> shift_up(const Mat<S> &x) {
@@ -85,17 +85,17 @@ Intra<S> chunk_dplr_fwd_intra(const Mat<S> &q, const Mat<S> &k, const Mat<S> &a,
   Intra<S> r;
   r.q_left = Mat<S>(q.rows(), q.cols());
   r.b_left = Mat<S>(d.rows(), d.cols());
-  for (const auto &[s, n] : detail::chunks_of(q.rows(), C)) {
+  for (const auto &[s, n] : shared::chunks_of(q.rows(), C)) {
     const Mat<S> qc = scale * q.middleRows(s, n), kc = k.middleRows(s, n);
     const Mat<S> ac = a.middleRows(s, n), dc = d.middleRows(s, n);
     const Mat<S> gc = g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
+    const shared::ChunkDecay<S> decay(gc);
     r.A_qk.push_back(decay.scores(qc, kc));                    // seed 001: Q<- K->^T . M
     r.A_qa.push_back(decay.scores(qc, ac));                    // seed 001: Q<- A->^T . M
     r.A_ba.push_back(detail::scores_exclusive(decay, dc, ac)); // seed 001: B<- A->^T . M_-1
     r.A_bk.push_back(detail::scores_exclusive(decay, dc, kc)); // seed 001: B<- K->^T . M_-1
-    r.q_left.middleRows(s, n) = qc.cwiseProduct(detail::exp_of(gc));
-    r.b_left.middleRows(s, n) = dc.cwiseProduct(detail::exp_of(detail::shift_down(gc)));
+    r.q_left.middleRows(s, n) = qc.cwiseProduct(shared::exp_of(gc));
+    r.b_left.middleRows(s, n) = dc.cwiseProduct(shared::exp_of(detail::shift_down(gc)));
   }
   return r;
 }
@@ -112,15 +112,35 @@ template <Scalar S>
 WC<S> recompute_w_c(const Mat<S> &v, const Intra<S> &intra, const std::vector<Mat<S>> &E,
                     std::size_t C) {
   WC<S> r{Mat<S>(v.rows(), intra.b_left.cols()), Mat<S>(v.rows(), v.cols())};
-  const auto chunks = detail::chunks_of(v.rows(), C);
+  const auto chunks = shared::chunks_of(v.rows(), C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
-    r.w.middleRows(s, n) = detail::mul<S>(E[c], intra.b_left.middleRows(s, n)); // seed 001: W
+    r.w.middleRows(s, n) = shared::mul<S>(E[c], intra.b_left.middleRows(s, n)); // seed 001: W
     r.c.middleRows(s, n) =
-        -detail::mul<S>(E[c], detail::mul<S>(intra.A_bk[c], v.middleRows(s, n))); // seed 001: C
+        -shared::mul<S>(E[c], shared::mul<S>(intra.A_bk[c], v.middleRows(s, n))); // seed 001: C
   }
   emulation::store<S>(r.w); // kernels store w and c in 16 bits
   emulation::store<S>(r.c);
+  return r;
+}
+
+/// \brief `chunk_dplr_fwd_wy`: chunk_dplr_fwd_intra, solve_tril and recompute_w_c of every
+/// chunk, as one kernel runs them: the four score matrices, F = I + A_ba, E = F^-1 and the WY
+/// vectors w, c.
+template <class S> struct WYForward {
+  Intra<S> intra;
+  std::vector<Mat<S>> F, E;
+  WC<S> wc;
+};
+template <Scalar S>
+WYForward<S> chunk_dplr_fwd_wy(const Head<S> &x, const Mat<S> &g_cum, const S &scale,
+                               std::size_t C) {
+  WYForward<S> r;
+  r.intra = chunk_dplr_fwd_intra(x.q, x.k, x.a, x.b, g_cum, scale, C);
+  for (const Mat<S> &A_ba : r.intra.A_ba)
+    r.F.push_back(Mat<S>::Identity(A_ba.rows(), A_ba.cols()) + A_ba); // seed 001: F
+  r.E = solve_tril(r.intra.A_ba);                                     // seed 001: E = F^-1
+  r.wc = recompute_w_c(x.v, r.intra, r.E, C);
   return r;
 }
 
@@ -141,20 +161,20 @@ template <Scalar S>
 StateChain<S> chunk_dplr_fwd_h(const Mat<S> &k, const Mat<S> &a, const Mat<S> &v, const WC<S> &wc,
                                const Mat<S> &g_cum, const Mat<S> &h0, std::size_t C) {
   StateChain<S> r{{}, {}, {}, Mat<S>(v.rows(), v.cols()), h0};
-  for (const auto &[s, n] : detail::chunks_of(k.rows(), C)) {
-    const Mat<S> gc = g_cum.middleRows(s, n), to_end = detail::decay_to_end(gc);
+  for (const auto &[s, n] : shared::chunks_of(k.rows(), C)) {
+    const Mat<S> gc = g_cum.middleRows(s, n), to_end = shared::decay_to_end(gc);
     const Mat<S> k_end = k.middleRows(s, n).cwiseProduct(to_end);
     const Mat<S> a_end = a.middleRows(s, n).cwiseProduct(to_end);
-    const Vec<S> gamma = detail::decay_last(gc);
+    const Vec<S> gamma = shared::decay_last(gc);
     const Mat<S> v2 = emulation::stored<S>(
-        wc.c.middleRows(s, n) - detail::mul<S>(wc.w.middleRows(s, n), r.ht)); // seed 001: V_[t],2
+        wc.c.middleRows(s, n) - shared::mul<S>(wc.w.middleRows(s, n), r.ht)); // seed 001: V_[t],2
     r.h.push_back(emulation::stored<S>(r.ht)); // kernels store h in 16 bits, carry it in fp32
     r.P.push_back(Mat<S>(gamma.asDiagonal()) -
-                  detail::mul<S>(a_end.transpose(), wc.w.middleRows(s, n)));
-    r.H.push_back(detail::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
-                  detail::mul<S>(a_end.transpose(), wc.c.middleRows(s, n))); // P^C, H^C
-    r.ht = gamma.asDiagonal() * r.ht + detail::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
-           detail::mul<S>(a_end.transpose(), v2); // seed 001: S^C_[t], transposed
+                  shared::mul<S>(a_end.transpose(), wc.w.middleRows(s, n)));
+    r.H.push_back(shared::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
+                  shared::mul<S>(a_end.transpose(), wc.c.middleRows(s, n))); // P^C, H^C
+    r.ht = gamma.asDiagonal() * r.ht + shared::mul<S>(k_end.transpose(), v.middleRows(s, n)) +
+           shared::mul<S>(a_end.transpose(), v2); // seed 001: S^C_[t], transposed
     r.v2.middleRows(s, n) = v2;
   }
   return r;
@@ -165,12 +185,12 @@ template <Scalar S>
 Mat<S> chunk_dplr_fwd_o(const Mat<S> &v, const Intra<S> &intra, const StateChain<S> &chain,
                         std::size_t C) {
   Mat<S> o(v.rows(), v.cols());
-  const auto chunks = detail::chunks_of(v.rows(), C);
+  const auto chunks = shared::chunks_of(v.rows(), C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
-    o.middleRows(s, n) = detail::mul<S>(intra.q_left.middleRows(s, n), chain.h[c]) +
-                         detail::mul<S>(intra.A_qk[c], v.middleRows(s, n)) +
-                         detail::mul<S>(intra.A_qa[c], chain.v2.middleRows(s, n)); // O_[t]
+    o.middleRows(s, n) = shared::mul<S>(intra.q_left.middleRows(s, n), chain.h[c]) +
+                         shared::mul<S>(intra.A_qk[c], v.middleRows(s, n)) +
+                         shared::mul<S>(intra.A_qa[c], chain.v2.middleRows(s, n)); // O_[t]
   }
   return o;
 }
@@ -198,11 +218,11 @@ ChunkForward<S> chunk_forward_head(const Head<S> &x, const S &scale, std::size_t
   ChunkStages<S> &st = r.stages;
   const Mat<S> g = x.g.cols() > 0 ? x.g : Mat<S>(Mat<S>::Zero(x.q.rows(), x.q.cols()));
   st.g_cum = chunk_local_cumsum(g, C);
-  st.intra = chunk_dplr_fwd_intra(x.q, x.k, x.a, x.b, st.g_cum, scale, C);
-  for (const Mat<S> &A_ba : st.intra.A_ba)
-    st.F.push_back(Mat<S>::Identity(A_ba.rows(), A_ba.cols()) + A_ba); // seed 001: F
-  st.E = solve_tril(st.intra.A_ba);                                    // seed 001: E = F^-1
-  WC<S> wc = recompute_w_c(x.v, st.intra, st.E, C);
+  WYForward<S> wy = chunk_dplr_fwd_wy(x, st.g_cum, scale, C);
+  st.intra = std::move(wy.intra);
+  st.F = std::move(wy.F);
+  st.E = std::move(wy.E);
+  WC<S> &wc = wy.wc;
   StateChain<S> chain = chunk_dplr_fwd_h(x.k, x.a, x.v, wc, st.g_cum, x.h0, C);
   r.out.o = chunk_dplr_fwd_o(x.v, st.intra, chain, C);
   r.out.ht = std::move(chain.ht);
@@ -233,31 +253,113 @@ template <class S> struct StateGrads {
 template <Scalar S>
 StateGrads<S> chunk_dplr_bwd_dhu(const Mat<S> &a, const ChunkStages<S> &st, const Mat<S> &d_o,
                                  const Mat<S> &d_ht, std::size_t C) {
-  const auto chunks = detail::chunks_of(a.rows(), C);
+  const auto chunks = shared::chunks_of(a.rows(), C);
   StateGrads<S> r{std::vector<Mat<S>>(chunks.size()), Mat<S>(d_o.rows(), d_o.cols()), d_ht};
   for (std::size_t c = chunks.size(); c-- > 0;) {
     const auto [s, n] = chunks[c];
     const Mat<S> gc = st.g_cum.middleRows(s, n);
-    const Mat<S> a_end = a.middleRows(s, n).cwiseProduct(detail::decay_to_end(gc));
+    const Mat<S> a_end = a.middleRows(s, n).cwiseProduct(shared::decay_to_end(gc));
     r.dh[c] = emulation::stored<S>(r.dh0); // kernels store dh and dv2 in 16 bits
     const Mat<S> dv2 = emulation::stored<S>(
-        detail::mul<S>(a_end, r.dh0) +
-        detail::mul<S>(st.intra.A_qa[c].transpose(), d_o.middleRows(s, n))); // seed 001: dC
-    r.dh0 = detail::decay_last(gc).asDiagonal() * r.dh0 +
-            detail::mul<S>(st.intra.q_left.middleRows(s, n).transpose(), d_o.middleRows(s, n)) -
-            detail::mul<S>(st.w.middleRows(s, n).transpose(), dv2); // seed 001: dS_[t-1]
+        shared::mul<S>(a_end, r.dh0) +
+        shared::mul<S>(st.intra.A_qa[c].transpose(), d_o.middleRows(s, n))); // seed 001: dC
+    r.dh0 = shared::decay_last(gc).asDiagonal() * r.dh0 +
+            shared::mul<S>(st.intra.q_left.middleRows(s, n).transpose(), d_o.middleRows(s, n)) -
+            shared::mul<S>(st.w.middleRows(s, n).transpose(), dv2); // seed 001: dS_[t-1]
     r.dv2.middleRows(s, n) = dv2;
   }
   return r;
 }
 
-/// \brief One head, chunkwise analytic backward of \f$ \langle dO, O\rangle + \langle dS_T,
-/// S_T\rangle \f$ for \f$ S_t = (A_t - a_t d_t^\top) S_{t-1} + k_t v_t^\top \f$ (x.b holds
-/// d; the gradients come back as da, db = dd). Seed 001's backward, chunk by chunk: dW, dE, dF,
-/// then dQ<-, dB<-, dK->, dA->, dV, and the gate by seed 001's identity
+/// \brief `chunk_dplr_bwd_wy`, chunk c: seed 001's backward through the WY part,
+/// \f$ dW = -dC\, S_{[t-1]}^\top \f$ (the chunk's start state; the note writes
+/// \f$ S_{[t]} \f$), \f$ dE = -dC\, (A_{bk} V)^\top + dW B^{\leftarrow\top} \f$,
+/// \f$ dF = -E^\top dE\, E^\top \f$, and the gradients of the scores it reaches,
+/// \f$ dA_{ba} = dF \odot M_{-1} \f$, \f$ dA_{bk} = -(E^\top dC\, V^\top) \odot M_{-1} \f$.
+template <class S> struct WYGrads { Mat<S> dw, Et_dc, dA_ba, dA_bk; };
+template <Scalar S>
+WYGrads<S> chunk_dplr_bwd_wy(const Head<S> &x, const ChunkStages<S> &st, const StateGrads<S> &dhu,
+                             const shared::ChunkRange &chunk, std::size_t c) {
+  using shared::mul;
+  const auto [s, n] = chunk;
+  const Mat<S> vc = x.v.middleRows(s, n), dv2c = dhu.dv2.middleRows(s, n);
+  const Mat<S> b_left = st.intra.b_left.middleRows(s, n);
+  const Mat<S> &h = st.h[c], &E = st.E[c], &A_bk = st.intra.A_bk[c];
+  WYGrads<S> r;
+  r.dw = -mul<S>(dv2c, h.transpose());
+  r.Et_dc = mul<S>(E.transpose(), dv2c);
+  const Mat<S> dE = -mul<S>(dv2c, mul<S>(A_bk, vc).transpose()) + mul<S>(r.dw, b_left.transpose());
+  const Mat<S> dF = -mul<S>(mul<S>(E.transpose(), dE), E.transpose());
+  r.dA_ba = shared::strictly_lower(dF);
+  r.dA_bk = shared::strictly_lower(Mat<S>(-mul<S>(r.Et_dc, vc.transpose())));
+  return r;
+}
+
+/// \brief `chunk_dplr_bwd_dqk`, chunk c: the gradients of its rows, dq, dk, dv, da, db (= dd),
+/// and \f$ \delta \log \Gamma \f$ before the suffix sum, by seed 001's identity
 /// \f$ \delta \log \Gamma = dQ \odot Q + dB \odot B - dK \odot K - dA \odot A +
 /// [0, \ldots, \mathrm{diag}(S^\top dS)] \f$, which for d (whose decay is the exclusive one)
-/// puts \f$ d_{r+1} \odot dd_{r+1} \f$ on row r; then the suffix sum inside every chunk.
+/// puts \f$ d_{r+1} \odot dd_{r+1} \f$ on row r.
+template <class S> struct ChunkGrads { Mat<S> dq, dk, dv, da, db, dgamma; };
+template <Scalar S>
+ChunkGrads<S> chunk_dplr_bwd_dqk(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
+                                 const ChunkForward<S> &fwd, const StateGrads<S> &dhu,
+                                 const WYGrads<S> &wy, const shared::ChunkRange &chunk,
+                                 std::size_t c, std::size_t chunk_count) {
+  using shared::mul;
+  const ChunkStages<S> &st = fwd.stages;
+  const auto [s, n] = chunk;
+  const Mat<S> qc = scale * x.q.middleRows(s, n), kc = x.k.middleRows(s, n);
+  const Mat<S> ac = x.a.middleRows(s, n), dc = x.b.middleRows(s, n), vc = x.v.middleRows(s, n);
+  const Mat<S> gc = st.g_cum.middleRows(s, n), d_oc = ct.d_o.middleRows(s, n);
+  const Mat<S> v2c = st.v2.middleRows(s, n);
+  const Mat<S> &h = st.h[c], &dh = dhu.dh[c], &E = st.E[c];
+  const Mat<S> &A_qk = st.intra.A_qk[c], &A_bk = st.intra.A_bk[c];
+  const shared::ChunkDecay<S> decay(gc);
+  const Mat<S> to_end = shared::decay_to_end(gc);
+
+  // dA_qk and dA_qa without their diagonals: the terms i = j of dQ<-, dK-> and dA-> (no
+  // decay) cancel in delta log Gamma exactly and are left out of it, added to the gradients
+  const Mat<S> dA_qk = shared::strictly_lower(mul<S>(d_oc, vc.transpose()));
+  const Mat<S> dA_qa = shared::strictly_lower(mul<S>(d_oc, v2c.transpose()));
+  const Vec<S> dA_qk_diagonal = d_oc.cwiseProduct(vc).rowwise().sum();
+  const Vec<S> dA_qa_diagonal = d_oc.cwiseProduct(v2c).rowwise().sum();
+  ChunkGrads<S> r;
+  // seed 001, dV = dV_1 - A_bk^T E^T dC with dV_1 = K_end dS + A_qk^T dO
+  r.dv = mul<S>(kc.cwiseProduct(to_end), dh) + mul<S>(A_qk.transpose(), d_oc) -
+         mul<S>(A_bk.transpose(), wy.Et_dc);
+  // seed 001, dQ<- = dO S_[t-1]^T + (dO V1^T . M) K-> + (dO V2^T . M) A->, times Gamma
+  const Mat<S> dq_tilde = shared::exp_of(gc).cwiseProduct(mul<S>(d_oc, h.transpose())) +
+                          decay.grad_left(dA_qk, kc) + decay.grad_left(dA_qa, ac);
+  // seed 001, dK-> and dA->, with the state-update terms V dS^T, V2 dS^T the note omits
+  const detail::ScoreGrads<S> g_ba = detail::scores_exclusive_bwd(decay, wy.dA_ba, dc, ac);
+  const detail::ScoreGrads<S> g_bk = detail::scores_exclusive_bwd(decay, wy.dA_bk, dc, kc);
+  const Mat<S> dk =
+      decay.grad_right(dA_qk, qc) + to_end.cwiseProduct(mul<S>(vc, dh.transpose())) + g_bk.right;
+  const Mat<S> da =
+      decay.grad_right(dA_qa, qc) + to_end.cwiseProduct(mul<S>(v2c, dh.transpose())) + g_ba.right;
+  // seed 001, dB<- = E^T dW - (E^T dC V^T . M_-1) K-> + (dF . M_-1) A->, times Gamma_excl
+  const Mat<S> dd =
+      shared::exp_of(detail::shift_down(gc)).cwiseProduct(mul<S>(E.transpose(), wy.dw)) +
+      g_bk.left + g_ba.left;
+  // seed 001, delta log Gamma (d's decay is exclusive: its term sits one row up)
+  r.dgamma = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk) - ac.cwiseProduct(da) +
+             detail::shift_up(Mat<S>(dc.cwiseProduct(dd)));
+  const Mat<S> h_end = c + 1 < chunk_count ? st.h[c + 1] : fwd.out.ht;
+  r.dgamma.row(n - 1) += h_end.cwiseProduct(dh).rowwise().sum().transpose(); // diag(S^T dS)
+  r.dq = scale * (dq_tilde + dA_qk_diagonal.asDiagonal() * kc + dA_qa_diagonal.asDiagonal() * ac);
+  r.dk = dk + dA_qk_diagonal.asDiagonal() * qc;
+  r.da = da + dA_qa_diagonal.asDiagonal() * qc;
+  r.db = dd;
+  return r;
+}
+
+/// \brief One head, chunkwise analytic backward of \f$ \langle dO, O\rangle + \langle dS_T,
+/// S_T\rangle \f$ for \f$ S_t = (A_t - a_t d_t^\top) S_{t-1} + k_t v_t^\top \f$ (x.b holds
+/// d; the gradients come back as da, db = dd). Seed 001's backward, stage by stage as the
+/// kernels run it: chunk_dplr_bwd_dhu (the state's gradient at every chunk), then for each chunk
+/// chunk_dplr_bwd_wy (dW, dE, dF) and chunk_dplr_bwd_dqk (dQ<-, dB<-, dK->, dA->, dV and
+/// \f$ \delta \log \Gamma \f$); then the suffix sum inside every chunk.
 template <Scalar S>
 HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
                                  std::size_t C) {
@@ -272,63 +374,17 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
   d.da = Mat<S>(L, K);
   d.db = Mat<S>(L, K);
   Mat<S> dgamma(L, K);
-  const auto chunks = detail::chunks_of(L, C);
+  const auto chunks = shared::chunks_of(L, C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
-    const Mat<S> qc = scale * x.q.middleRows(s, n), kc = x.k.middleRows(s, n);
-    const Mat<S> ac = x.a.middleRows(s, n), dc = x.b.middleRows(s, n), vc = x.v.middleRows(s, n);
-    const Mat<S> gc = st.g_cum.middleRows(s, n), d_oc = ct.d_o.middleRows(s, n);
-    const Mat<S> v2c = st.v2.middleRows(s, n), dv2c = dhu.dv2.middleRows(s, n);
-    const Mat<S> wc = st.w.middleRows(s, n), b_left = st.intra.b_left.middleRows(s, n);
-    const Mat<S> &h = st.h[c], &dh = dhu.dh[c], &E = st.E[c];
-    const Mat<S> &A_qk = st.intra.A_qk[c], &A_bk = st.intra.A_bk[c];
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> to_end = detail::decay_to_end(gc);
-
-    // seed 001, dW = -dC S_[t-1] (the chunk's START state; the note writes S_[t])
-    const Mat<S> dw = -detail::mul<S>(dv2c, h.transpose());
-    // seed 001, dE = -dC V^T A_bk^T + dW B<-^T, dF = -E^T dE E^T
-    const Mat<S> Et_dc = detail::mul<S>(E.transpose(), dv2c);
-    const Mat<S> dE = -detail::mul<S>(dv2c, detail::mul<S>(A_bk, vc).transpose()) +
-                      detail::mul<S>(dw, b_left.transpose());
-    const Mat<S> dF = -detail::mul<S>(detail::mul<S>(E.transpose(), dE), E.transpose());
-    const Mat<S> dA_ba = detail::strictly_lower(dF);
-    const Mat<S> dA_bk = detail::strictly_lower(Mat<S>(-detail::mul<S>(Et_dc, vc.transpose())));
-    // dA_qk and dA_qa without their diagonals: the terms i = j of dQ<-, dK-> and dA-> (no
-    // decay) cancel in delta log Gamma exactly and are left out of it, added to the gradients
-    const Mat<S> dA_qk = detail::strictly_lower(detail::mul<S>(d_oc, vc.transpose()));
-    const Mat<S> dA_qa = detail::strictly_lower(detail::mul<S>(d_oc, v2c.transpose()));
-    const Vec<S> dA_qk_diagonal = d_oc.cwiseProduct(vc).rowwise().sum();
-    const Vec<S> dA_qa_diagonal = d_oc.cwiseProduct(v2c).rowwise().sum();
-    // seed 001, dV = dV_1 - A_bk^T E^T dC with dV_1 = K_end dS + A_qk^T dO
-    d.dv.middleRows(s, n) = detail::mul<S>(kc.cwiseProduct(to_end), dh) +
-                            detail::mul<S>(A_qk.transpose(), d_oc) -
-                            detail::mul<S>(A_bk.transpose(), Et_dc);
-    // seed 001, dQ<- = dO S_[t-1]^T + (dO V1^T . M) K-> + (dO V2^T . M) A->, times Gamma
-    const Mat<S> dq_tilde = detail::exp_of(gc).cwiseProduct(detail::mul<S>(d_oc, h.transpose())) +
-                            decay.grad_left(dA_qk, kc) + decay.grad_left(dA_qa, ac);
-    // seed 001, dK-> and dA->, with the state-update terms V dS^T, V2 dS^T the note omits
-    const detail::ScoreGrads<S> g_ba = detail::scores_exclusive_bwd(decay, dA_ba, dc, ac);
-    const detail::ScoreGrads<S> g_bk = detail::scores_exclusive_bwd(decay, dA_bk, dc, kc);
-    const Mat<S> dk = decay.grad_right(dA_qk, qc) +
-                      to_end.cwiseProduct(detail::mul<S>(vc, dh.transpose())) + g_bk.right;
-    const Mat<S> da = decay.grad_right(dA_qa, qc) +
-                      to_end.cwiseProduct(detail::mul<S>(v2c, dh.transpose())) + g_ba.right;
-    // seed 001, dB<- = E^T dW - (E^T dC V^T . M_-1) K-> + (dF . M_-1) A->, times Gamma_excl
-    const Mat<S> dd =
-        detail::exp_of(detail::shift_down(gc)).cwiseProduct(detail::mul<S>(E.transpose(), dw)) +
-        g_bk.left + g_ba.left;
-    // seed 001, delta log Gamma (d's decay is exclusive: its term sits one row up)
-    Mat<S> dgc = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk) - ac.cwiseProduct(da) +
-                 detail::shift_up(Mat<S>(dc.cwiseProduct(dd)));
-    const Mat<S> h_end = c + 1 < chunks.size() ? st.h[c + 1] : fwd.out.ht;
-    dgc.row(n - 1) += h_end.cwiseProduct(dh).rowwise().sum().transpose(); // diag(S^T dS)
-    d.dq.middleRows(s, n) =
-        scale * (dq_tilde + dA_qk_diagonal.asDiagonal() * kc + dA_qa_diagonal.asDiagonal() * ac);
-    d.dk.middleRows(s, n) = dk + dA_qk_diagonal.asDiagonal() * qc;
-    d.da.middleRows(s, n) = da + dA_qa_diagonal.asDiagonal() * qc;
-    d.db.middleRows(s, n) = dd;
-    dgamma.middleRows(s, n) = dgc;
+    const WYGrads<S> wy = chunk_dplr_bwd_wy(x, st, dhu, chunks[c], c);
+    ChunkGrads<S> g = chunk_dplr_bwd_dqk(x, ct, scale, fwd, dhu, wy, chunks[c], c, chunks.size());
+    d.dq.middleRows(s, n) = g.dq;
+    d.dk.middleRows(s, n) = g.dk;
+    d.dv.middleRows(s, n) = g.dv;
+    d.da.middleRows(s, n) = g.da;
+    d.db.middleRows(s, n) = g.db;
+    dgamma.middleRows(s, n) = g.dgamma;
   }
   d.dg = x.g.cols() > 0 ? chunk_local_cumsum_reverse(dgamma, C) : Mat<S>(L, 0);
   d.dbeta = Vec<S>();

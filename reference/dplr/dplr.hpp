@@ -28,7 +28,7 @@ template <Scalar S> Head<S> as_core(Head<S> x, Parameterisation p) {
   using std::exp;
   switch (p) {
   case Parameterisation::seed: // (I - a b^T) A = A - a (e^g . b)^T
-    x.b = x.b.cwiseProduct(gla::detail::exp_of(x.g));
+    x.b = x.b.cwiseProduct(shared::exp_of(x.g));
     break;
   case Parameterisation::fla: { // A + b a^T = A - b (-a)^T
     Mat<S> a = x.a;
@@ -45,7 +45,7 @@ template <Scalar S> Head<S> as_core(Head<S> x, Parameterisation p) {
 template <Scalar S> HeadGrads<S> from_core(HeadGrads<S> d, const Head<S> &x, Parameterisation p) {
   switch (p) {
   case Parameterisation::seed: {
-    const Mat<S> decay = gla::detail::exp_of(x.g);
+    const Mat<S> decay = shared::exp_of(x.g);
     const Mat<S> dd = d.db;
     d.db = decay.cwiseProduct(dd);                    // d = e^g . b
     d.dg += x.b.cwiseProduct(decay).cwiseProduct(dd); // d(e^g . b)/dg = d

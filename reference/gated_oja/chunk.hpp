@@ -25,10 +25,6 @@ namespace ruleproof::gated_oja {
 
 using namespace low_rank; // the stages shared with dplr (low_rank/chunk.hpp)
 
-namespace detail {
-using namespace low_rank::detail;
-} // namespace detail
-
 /// \brief `chunk_scaled_dot_vvt`: \f$ A_0 = \mathrm{Diag}(\beta) (V^{\leftarrow}
 /// V^{\rightarrow\top} \odot M_{-1}) \f$ per chunk (KDA's chunk_scaled_dot_kkt on v).
 template <Scalar S>
@@ -60,17 +56,17 @@ template <Scalar S>
 StateChain<S> chunk_oja_fwd_h(const Mat<S> &v, const kda::WU<S> &wu, const Mat<S> &g_cum,
                               const Mat<S> &h0, std::size_t C) {
   StateChain<S> r{{}, {}, {}, Mat<S>(wu.u.rows(), wu.u.cols()), h0};
-  for (const auto &[s, n] : detail::chunks_of(v.rows(), C)) {
+  for (const auto &[s, n] : shared::chunks_of(v.rows(), C)) {
     const Mat<S> gc = g_cum.middleRows(s, n);
-    const Mat<S> v_end = v.middleRows(s, n).cwiseProduct(detail::decay_to_end(gc));
-    const Vec<S> gamma = detail::decay_last(gc);
+    const Mat<S> v_end = v.middleRows(s, n).cwiseProduct(shared::decay_to_end(gc));
+    const Vec<S> gamma = shared::decay_last(gc);
     const Mat<S> k_new = emulation::stored<S>(
-        wu.u.middleRows(s, n) - detail::mul<S>(wu.w.middleRows(s, n), r.ht.transpose()));
+        wu.u.middleRows(s, n) - shared::mul<S>(wu.w.middleRows(s, n), r.ht.transpose()));
     r.h.push_back(emulation::stored<S>(r.ht)); // kernels store h in 16 bits, carry it in fp32
     r.D.push_back(Mat<S>(gamma.asDiagonal()) -
-                  detail::mul<S>(v_end.transpose(), wu.w.middleRows(s, n)));
-    r.H.push_back(detail::mul<S>(wu.u.middleRows(s, n).transpose(), v_end));     // D^C, H^C
-    r.ht = r.ht * gamma.asDiagonal() + detail::mul<S>(k_new.transpose(), v_end); // S_[t+1]
+                  shared::mul<S>(v_end.transpose(), wu.w.middleRows(s, n)));
+    r.H.push_back(shared::mul<S>(wu.u.middleRows(s, n).transpose(), v_end));     // D^C, H^C
+    r.ht = r.ht * gamma.asDiagonal() + shared::mul<S>(k_new.transpose(), v_end); // S_[t+1]
     r.k_new.middleRows(s, n) = k_new;
   }
   return r;
@@ -83,13 +79,13 @@ template <Scalar S>
 Mat<S> chunk_oja_fwd_o(const Mat<S> &q, const Mat<S> &v, const StateChain<S> &chain,
                        const Mat<S> &g_cum, const S &scale, std::size_t C) {
   Mat<S> o(v.rows(), v.cols());
-  const auto chunks = detail::chunks_of(v.rows(), C);
+  const auto chunks = shared::chunks_of(v.rows(), C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
     const Mat<S> qc = scale * q.middleRows(s, n), gc = g_cum.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> P = detail::lower(detail::mul<S>(qc, chain.k_new.middleRows(s, n).transpose()));
-    o.middleRows(s, n) = detail::exp_of(gc).cwiseProduct(detail::mul<S>(qc, chain.h[c])) +
+    const shared::ChunkDecay<S> decay(gc);
+    const Mat<S> P = shared::lower(shared::mul<S>(qc, chain.k_new.middleRows(s, n).transpose()));
+    o.middleRows(s, n) = shared::exp_of(gc).cwiseProduct(shared::mul<S>(qc, chain.h[c])) +
                          decay.grad_left(P, v.middleRows(s, n)); // seed 000: VO-RoPE O_[t]
   }
   return o;
@@ -151,21 +147,21 @@ template <Scalar S>
 StateGrads<S> chunk_oja_bwd_dhu(const Mat<S> &q, const Mat<S> &v, const ChunkStages<S> &st,
                                 const Mat<S> &d_o, const Mat<S> &d_ht, const S &scale,
                                 std::size_t C) {
-  const auto chunks = detail::chunks_of(q.rows(), C);
+  const auto chunks = shared::chunks_of(q.rows(), C);
   StateGrads<S> r{std::vector<Mat<S>>(chunks.size()), Mat<S>(q.rows(), q.cols()), d_ht};
   for (std::size_t c = chunks.size(); c-- > 0;) {
     const auto [s, n] = chunks[c];
     const Mat<S> gc = st.g_cum.middleRows(s, n), qc = scale * q.middleRows(s, n);
     const Mat<S> vc = v.middleRows(s, n), d_oc = d_o.middleRows(s, n);
-    const detail::ChunkDecay<S> decay(gc);
+    const shared::ChunkDecay<S> decay(gc);
     const Mat<S> dP = decay.scores(d_oc, vc); // lower, with its diagonal
-    const Mat<S> v_end = vc.cwiseProduct(detail::decay_to_end(gc));
+    const Mat<S> v_end = vc.cwiseProduct(shared::decay_to_end(gc));
     r.dh[c] = emulation::stored<S>(r.dh0); // kernels store dh and dk_new in 16 bits
-    const Mat<S> dk_new = emulation::stored<S>(detail::mul<S>(v_end, r.dh0.transpose()) +
-                                               detail::mul<S>(dP.transpose(), qc));
-    r.dh0 = r.dh0 * detail::decay_last(gc).asDiagonal() +
-            detail::mul<S>(qc.transpose(), detail::exp_of(gc).cwiseProduct(d_oc)) -
-            detail::mul<S>(dk_new.transpose(), st.w.middleRows(s, n));
+    const Mat<S> dk_new = emulation::stored<S>(shared::mul<S>(v_end, r.dh0.transpose()) +
+                                               shared::mul<S>(dP.transpose(), qc));
+    r.dh0 = r.dh0 * shared::decay_last(gc).asDiagonal() +
+            shared::mul<S>(qc.transpose(), shared::exp_of(gc).cwiseProduct(d_oc)) -
+            shared::mul<S>(dk_new.transpose(), st.w.middleRows(s, n));
     r.dk_new.middleRows(s, n) = dk_new;
   }
   return r;
@@ -189,7 +185,7 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
   d.dv = Mat<S>(L, V);
   d.dbeta = Vec<S>(L);
   Mat<S> dgamma(L, V);
-  const auto chunks = detail::chunks_of(L, C);
+  const auto chunks = shared::chunks_of(L, C);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto [s, n] = chunks[c];
     const Mat<S> qc = scale * x.q.middleRows(s, n), kc = x.k.middleRows(s, n);
@@ -199,27 +195,27 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     const Mat<S> dk_newc = dhu.dk_new.middleRows(s, n);
     const Vec<S> bc = x.beta.segment(s, n);
     const Mat<S> &h = st.h[c], &dh = dhu.dh[c], &a = st.A[c];
-    const detail::ChunkDecay<S> decay(gc);
-    const Mat<S> up = detail::exp_of(gc), to_end = detail::decay_to_end(gc);
+    const shared::ChunkDecay<S> decay(gc);
+    const Mat<S> up = shared::exp_of(gc), to_end = shared::decay_to_end(gc);
     const Mat<S> v_end = vc.cwiseProduct(to_end), v_left = vc.cwiseProduct(up); // V_end, V<-
-    const Mat<S> P = detail::lower(detail::mul<S>(qc, k_newc.transpose()));
+    const Mat<S> P = shared::lower(shared::mul<S>(qc, k_newc.transpose()));
     const Mat<S> dP = decay.scores(d_oc, vc);
     // step 2: output and state terms
     const Mat<S> dq_tilde =
-        detail::mul<S>(up.cwiseProduct(d_oc), h.transpose()) + detail::mul<S>(dP, k_newc);
-    const Mat<S> dv_end = detail::mul<S>(k_newc, dh);
+        shared::mul<S>(up.cwiseProduct(d_oc), h.transpose()) + shared::mul<S>(dP, k_newc);
+    const Mat<S> dv_end = shared::mul<S>(k_newc, dh);
     const Mat<S> dv_intra = decay.grad_right(P, d_oc);
-    const Mat<S> dw = -detail::mul<S>(dk_newc, h); // K_new = U - W h^T
+    const Mat<S> dw = -shared::mul<S>(dk_newc, h); // K_new = U - W h^T
     // step 3: the UT transform, W = A Diag(beta) V<-, U = A Diag(beta) K
-    const Mat<S> at_dw = detail::mul<S>(a.transpose(), dw);
-    const Mat<S> at_du = detail::mul<S>(a.transpose(), dk_newc);
-    const Mat<S> dA = detail::mul<S>(dw, Mat<S>(bc.asDiagonal() * v_left).transpose()) +
-                      detail::mul<S>(dk_newc, Mat<S>(bc.asDiagonal() * kc).transpose());
+    const Mat<S> at_dw = shared::mul<S>(a.transpose(), dw);
+    const Mat<S> at_du = shared::mul<S>(a.transpose(), dk_newc);
+    const Mat<S> dA = shared::mul<S>(dw, Mat<S>(bc.asDiagonal() * v_left).transpose()) +
+                      shared::mul<S>(dk_newc, Mat<S>(bc.asDiagonal() * kc).transpose());
     const Mat<S> dv_left = bc.asDiagonal() * at_dw;
     // step 4: A = (I + A0)^-1, A0 = Diag(beta) X, X = V<- V->^T . M_-1
-    const Mat<S> dA0 = detail::strictly_lower(
-        Mat<S>(-detail::mul<S>(detail::mul<S>(a.transpose(), dA), a.transpose())));
-    const Mat<S> X = detail::strictly_lower(decay.scores(vc, vc));
+    const Mat<S> dA0 = shared::strictly_lower(
+        Mat<S>(-shared::mul<S>(shared::mul<S>(a.transpose(), dA), a.transpose())));
+    const Mat<S> X = shared::strictly_lower(decay.scores(vc, vc));
     const Mat<S> dX = bc.asDiagonal() * dA0;
     const Mat<S> dv_x_left = decay.grad_left(dX, vc), dv_x_right = decay.grad_right(dX, vc);
     d.dq.middleRows(s, n) = scale * dq_tilde;
@@ -233,7 +229,7 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
     Mat<S> dgc = oc.cwiseProduct(d_oc) - vc.cwiseProduct(dv_intra) - v_end.cwiseProduct(dv_end) +
                  v_left.cwiseProduct(dv_left) + vc.cwiseProduct(dv_x_left) -
                  vc.cwiseProduct(dv_x_right);
-    dgc.row(n - 1) += (h * detail::decay_last(gc).asDiagonal()).cwiseProduct(dh).colwise().sum() +
+    dgc.row(n - 1) += (h * shared::decay_last(gc).asDiagonal()).cwiseProduct(dh).colwise().sum() +
                       v_end.cwiseProduct(dv_end).colwise().sum();
     dgamma.middleRows(s, n) = dgc;
   }

@@ -7,144 +7,11 @@
 #include <vector>
 
 #include "../core/heads.hpp"
-#include "products.hpp"
+#include "../shared/chunk.hpp"
 
 namespace ruleproof::gla {
 
-/// \brief `chunk_local_cumsum`: \f$ g^{cum}_t = \sum_{s=c_0}^{t} g_s \f$ restarting at
-/// every chunk start \f$ c_0 \f$ (natural log, so every entry is <= 0).
-template <Scalar S> Mat<S> chunk_local_cumsum(const Mat<S> &g, std::size_t C) {
-  Mat<S> g_cum = g;
-  for (Eigen::Index t = 1; t < g.rows(); ++t)
-    if (t % static_cast<Eigen::Index>(C) != 0)
-      g_cum.row(t) += g_cum.row(t - 1);
-  return g_cum;
-}
-
-namespace detail {
-
-/// \brief The decay inside one chunk, \f$ R_{ijc} = \exp(g^{cum}_{ic} - g^{cum}_{jc}) \f$
-/// for i >= j, and the three bilinear maps built on it.
-///
-/// Row i is factored, \f$ R_{ijc} = e^{g^{cum}_{ic}} e^{-g^{cum}_{jc}} \f$ (matrix products),
-/// when \f$ \max_c -g^{cum}_{ic} \f$ is below half the exponent range of S; since g <= 0,
-/// -g_cum grows down the chunk, so the factored rows are a prefix and every j <= i of a
-/// factored row is factored too. Other rows take each exponent pairwise, as seed 002's
-/// log-space form; an emulated kernel (core/emulation.hpp) reads each pairwise term as two
-/// rounded factors, the plain one and the decayed one, as a kernel's product against a
-/// reference row does. Deciding row by row keeps the forward causal to the last bit: row i's
-/// arithmetic never depends on a later row's gates (the products keep their full size, so
-/// no entry's summation order depends on where the prefix ends).
-template <Scalar S> class ChunkDecay {
-public:
-  explicit ChunkDecay(const Mat<S> &g_cum) : g_cum_(g_cum) {
-    using std::exp;
-    const Eigen::Index n = g_cum.rows(), K = g_cum.cols();
-    const S limit = scalar_traits<S>::max_exponent_e() / S(2);
-    up_ = g_cum.unaryExpr([](const S &x) { return S(exp(x)); }); // <= 1: always safe
-    down_ = Mat<S>::Zero(n, K);
-    for (factored_ = 0; factored_ < n; ++factored_) {
-      bool safe = true;
-      for (Eigen::Index c = 0; c < K; ++c)
-        safe = safe && -g_cum(factored_, c) < limit;
-      if (!safe)
-        break;
-      for (Eigen::Index c = 0; c < K; ++c)
-        down_(factored_, c) = exp(-g_cum(factored_, c));
-    }
-  }
-
-  /// \f$ A_{ij} = \sum_c X_{ic} Y_{jc} R_{ijc} \f$ for i >= j, zero above the diagonal.
-  Mat<S> scores(const Mat<S> &X, const Mat<S> &Y) const {
-    Mat<S> A = product<S>(Mat<S>(X.cwiseProduct(up_)), false, Mat<S>(Y.cwiseProduct(down_)), true,
-                          Structure::lower_result);
-    for (Eigen::Index i = factored_; i < X.rows(); ++i)
-      for (Eigen::Index j = 0; j <= i; ++j) {
-        S acc(0);
-        for (Eigen::Index c = 0; c < X.cols(); ++c)
-          acc += term(X(i, c), Y(j, c), ratio(i, j, c));
-        A(i, j) = acc;
-      }
-    return A;
-  }
-
-  /// \f$ \partial X_{ic} = \sum_{j \le i} dA_{ij} Y_{jc} R_{ijc} \f$
-  Mat<S> grad_left(const Mat<S> &dA, const Mat<S> &Y) const {
-    // lower(dA) (Y . down): only the terms j <= i
-    Mat<S> dX = up_.cwiseProduct(
-        product<S>(dA, false, Mat<S>(Y.cwiseProduct(down_)), false, Structure::left_lower));
-    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
-      for (Eigen::Index c = 0; c < Y.cols(); ++c) {
-        S acc(0);
-        for (Eigen::Index j = 0; j <= i; ++j)
-          acc += term(dA(i, j), Y(j, c), ratio(i, j, c));
-        dX(i, c) = acc;
-      }
-    return dX;
-  }
-
-  /// \f$ \partial Y_{jc} = \sum_{i \ge j} dA_{ij} X_{ic} R_{ijc} \f$
-  Mat<S> grad_right(const Mat<S> &dA, const Mat<S> &X) const {
-    Mat<S> dA_factored = dA; // the rows i of factored pairs; the others go pairwise
-    dA_factored.bottomRows(dA.rows() - factored_).setZero();
-    // lower(dA)^T (X . up): only the terms i >= j
-    Mat<S> dY = down_.cwiseProduct(
-        product<S>(dA_factored, true, Mat<S>(X.cwiseProduct(up_)), false, Structure::left_upper));
-    for (Eigen::Index i = factored_; i < dA.rows(); ++i)
-      for (Eigen::Index j = 0; j <= i; ++j)
-        for (Eigen::Index c = 0; c < X.cols(); ++c)
-          dY(j, c) += term(dA(i, j), X(i, c), ratio(i, j, c));
-    return dY;
-  }
-
-  /// Whether every row is factored; then down() holds exp(-g_cum) on every row.
-  bool all_rows_factored() const { return factored_ == g_cum_.rows(); }
-  /// exp(g_cum), every row.
-  const Mat<S> &up() const { return up_; }
-  /// exp(-g_cum) on the factored rows, 0 on the others.
-  const Mat<S> &down() const { return down_; }
-
-private:
-  /// One pairwise term x y r; emulated, the factors x and y r rounded as a kernel reads them.
-  static S term(const S &x, const S &y, const S &r) {
-    if constexpr (emulation::emulates<S>)
-      return emulation::operand_entry(x) * emulation::operand_entry(S(y * r));
-    return x * y * r;
-  }
-  S ratio(Eigen::Index i, Eigen::Index j, Eigen::Index c) const {
-    using std::exp;
-    return exp(g_cum_(i, c) - g_cum_(j, c));
-  }
-  const Mat<S> &g_cum_;   // must outlive the object
-  Eigen::Index factored_; // rows [0, factored_) are factored
-  Mat<S> up_, down_;
-};
-
-/// Rows [begin, end) of chunk c.
-struct ChunkRange {
-  Eigen::Index begin, size;
-};
-inline std::vector<ChunkRange> chunks_of(Eigen::Index L, std::size_t C) {
-  std::vector<ChunkRange> chunks;
-  for (Eigen::Index s = 0; s < L; s += static_cast<Eigen::Index>(C))
-    chunks.push_back({s, std::min<Eigen::Index>(static_cast<Eigen::Index>(C), L - s)});
-  return chunks;
-}
-
-template <Scalar S> Mat<S> exp_of(const Mat<S> &x) {
-  using std::exp;
-  return x.unaryExpr([](const S &e) { return S(exp(e)); });
-}
-
-/// \f$ \exp(g^{cum}_{last} - g^{cum}_j) \f$: the decay from step j to the chunk's end.
-template <Scalar S> Mat<S> decay_to_end(const Mat<S> &g_cum) {
-  Mat<S> d = g_cum;
-  for (Eigen::Index j = 0; j < d.rows(); ++j)
-    d.row(j) = g_cum.row(g_cum.rows() - 1) - g_cum.row(j);
-  return exp_of(d);
-}
-
-} // namespace detail
+using shared::chunk_local_cumsum;
 
 /// \brief The stage intermediates of the chunkwise forward, one entry per chunk.
 template <class S> struct ChunkStages {
@@ -159,19 +26,7 @@ template <class S> struct ChunkForward {
 };
 
 namespace detail {
-
-/// decay_to_end of one chunk: \f$ e^{g^{cum}_{last}} e^{-g^{cum}_j} \f$ from the decay's exp
-/// values when every row is factored (no exp calls), else \f$ e^{g^{cum}_{last} - g^{cum}_j} \f$.
-template <Scalar S> Mat<S> chunk_decay_to_end(const ChunkDecay<S> &decay, const Mat<S> &g_cum) {
-  if (!decay.all_rows_factored()) // e^{g_last} could be subnormal: take each pair's exp
-    return decay_to_end(g_cum);
-  const Eigen::Index n = g_cum.rows();
-  Mat<S> d(n, g_cum.cols());
-  for (Eigen::Index c = 0; c < g_cum.cols(); ++c)
-    for (Eigen::Index j = 0; j < n; ++j)
-      d(j, c) = decay.up()(n - 1, c) * decay.down()(j, c);
-  return d;
-}
+using namespace shared;
 
 /// The forward pass with what the backward needs again: each chunk's g_cum and decay
 /// (its exp values computed once).
@@ -228,65 +83,114 @@ template <Scalar S> HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, s
   return chunk_forward_head(x, scale, C).out;
 }
 
-/// \brief One head, chunkwise analytic backward of \f$ \langle dO, O\rangle + \langle dS_T,
-/// S_T\rangle \f$. Chunks are walked backwards carrying dh, the gradient of the chunk's
-/// start state: \f$ dh = \mathrm{Diag}(e^{g^{cum}_{last}}) dh' + (\tilde Q \odot
-/// e^{g^{cum}})^\top dO \f$. The gate gradient uses the identity, exact for every form,
-/// \f$ \partial L / \partial G_t = \tilde q_t \odot d\tilde q_t - k_t \odot dk_t
-/// + [t = T]\,\mathrm{rowsum}(S_T \odot dS_T) \f$ on the global log-decay G, then
-/// \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$; the terms of \f$ d\tilde q_t \f$ and
-/// \f$ dk_t \f$ from the score \f$ A_{tt} \f$ (no decay) cancel in it exactly and are left out,
-/// so that their rounding stays out of dg, as kernels do. The forward is run once, for the
-/// states, the scores and the decays (not the output).
+/// \brief `chunk_bwd_dh`: the gradient of the state at each chunk's end, dh[c], walking the
+/// chunks backwards from \f$ dS_T \f$: \f$ dh = \mathrm{Diag}(e^{g^{cum}_{last}}) dh' +
+/// (\tilde Q \odot e^{g^{cum}})^\top dO \f$; what is left is the initial state's, dh0.
+template <class S> struct StateGrads {
+  std::vector<Mat<S>> dh; ///< K x V per chunk: the gradient of the state after the chunk
+  Mat<S> dh0;
+};
 template <Scalar S>
-HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
-                                 std::size_t C) {
-  using detail::product;
-  using detail::Structure;
-  const Eigen::Index L = x.q.rows(), K = x.q.cols();
-  detail::ChunkPass<S> p;
-  detail::chunk_forward_pass(x, scale, C, false, p);
-  const ChunkForward<S> &fwd = p.fwd;
-  const auto chunks = detail::chunks_of(L, C);
-  HeadGrads<S> d{Mat<S>::Zero(L, K),          Mat<S>::Zero(L, K), Mat<S>::Zero(L, x.v.cols()),
-                 Mat<S>::Zero(L, x.g.cols()), Vec<S>(),           Mat<S>()};
-  Mat<S> dh = ct.d_ht;            // gradient of the state after the last chunk
-  Mat<S> dG = Mat<S>::Zero(L, K); // dL/dG of the global log-decay G, from each chunk's terms
+StateGrads<S> chunk_bwd_dh(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
+                           const detail::ChunkPass<S> &p,
+                           const std::vector<shared::ChunkRange> &chunks) {
+  using shared::product;
+  StateGrads<S> r;
+  r.dh.resize(chunks.size());
+  Mat<S> dh = ct.d_ht; // gradient of the state after the last chunk
   for (std::size_t c = chunks.size(); c-- > 0;) {
     const auto [s, n] = chunks[c];
-    const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
-    const Mat<S> v = x.v.middleRows(s, n), d_o = ct.d_o.middleRows(s, n);
-    const Mat<S> &g_cum = p.g_cum[c];
-    const Mat<S> &h = fwd.stages.h[c], &A = fwd.stages.A[c];
-    const detail::ChunkDecay<S> &decay = p.decay[c];
-    const Mat<S> &b = decay.up(); // e^{g_cum}
-    const Mat<S> to_end = detail::chunk_decay_to_end(decay, g_cum);
-    // dA = dO V^T . M, its diagonal apart: the terms i = j of dq~ and dk, dA_ii k_i and
-    // dA_ii q~_i (no decay), cancel in dL/dG exactly, and are left out of it
-    const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result);
-    const Vec<S> dA_diagonal = dA.diagonal();
-    const Mat<S> dA_strict = dA.template triangularView<Eigen::StrictlyLower>();
-
-    d.dv.middleRows(s, n) = product<S>(A, true, d_o, false, Structure::left_upper) +
-                            product<S>(Mat<S>(k.cwiseProduct(to_end)), false, dh, false);
-    const Mat<S> dq_tilde =
-        b.cwiseProduct(product<S>(d_o, false, h, true)) + decay.grad_left(dA_strict, k);
-    const Mat<S> dk =
-        decay.grad_right(dA_strict, q) + to_end.cwiseProduct(product<S>(v, false, dh, true));
-    dG.middleRows(s, n) = q.cwiseProduct(dq_tilde) - k.cwiseProduct(dk); // q~ . dq~ - k . dk
-    d.dq.middleRows(s, n) = scale * (dq_tilde + dA_diagonal.asDiagonal() * k);
-    d.dk.middleRows(s, n) = dk + dA_diagonal.asDiagonal() * q;
+    r.dh[c] = dh;
+    const Mat<S> q = scale * x.q.middleRows(s, n), d_o = ct.d_o.middleRows(s, n);
+    const Mat<S> &b = p.decay[c].up(); // e^{g_cum}
     const Vec<S> b_last = b.row(n - 1).transpose();
     dh = b_last.asDiagonal() * dh + product<S>(Mat<S>(q.cwiseProduct(b)), true, d_o, false);
   }
-  if (x.g.cols() > 0) { // dL/dG, then the reverse cumulative sum
-    if (L > 0)
-      dG.row(L - 1) += fwd.out.ht.cwiseProduct(ct.d_ht).rowwise().sum().transpose();
-    for (Eigen::Index t = L - 1; t-- > 0;)
-      dG.row(t) += dG.row(t + 1);
-    d.dg = dG;
+  r.dh0 = std::move(dh);
+  return r;
+}
+
+/// \brief `chunk_bwd_dqkv` of chunk c, dh the gradient of the state after it: dq, dk, dv of
+/// its rows, and dG, the gradient of the global log-decay G from its terms,
+/// \f$ \tilde q \odot d\tilde q - k \odot dk \f$, the terms of the score's diagonal
+/// \f$ A_{tt} \f$ (no decay) left out, as they cancel in it exactly.
+template <class S> struct ChunkQKVGrads { Mat<S> dq, dk, dv, dG; };
+template <Scalar S>
+ChunkQKVGrads<S> chunk_bwd_dqkv(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
+                                const detail::ChunkPass<S> &p, const shared::ChunkRange &chunk,
+                                std::size_t c, const Mat<S> &dh) {
+  using shared::product;
+  using shared::Structure;
+  const auto [s, n] = chunk;
+  const Mat<S> q = scale * x.q.middleRows(s, n), k = x.k.middleRows(s, n);
+  const Mat<S> v = x.v.middleRows(s, n), d_o = ct.d_o.middleRows(s, n);
+  const Mat<S> &g_cum = p.g_cum[c];
+  const Mat<S> &h = p.fwd.stages.h[c], &A = p.fwd.stages.A[c];
+  const shared::ChunkDecay<S> &decay = p.decay[c];
+  const Mat<S> &b = decay.up(); // e^{g_cum}
+  const Mat<S> to_end = shared::chunk_decay_to_end(decay, g_cum);
+  // dA = dO V^T . M, its diagonal apart: the terms i = j of dq~ and dk, dA_ii k_i and
+  // dA_ii q~_i (no decay), cancel in dL/dG exactly, and are left out of it
+  const Mat<S> dA = product<S>(d_o, false, v, true, Structure::lower_result);
+  const Vec<S> dA_diagonal = dA.diagonal();
+  const Mat<S> dA_strict = dA.template triangularView<Eigen::StrictlyLower>();
+
+  ChunkQKVGrads<S> r;
+  r.dv = product<S>(A, true, d_o, false, Structure::left_upper) +
+         product<S>(Mat<S>(k.cwiseProduct(to_end)), false, dh, false);
+  const Mat<S> dq_tilde =
+      b.cwiseProduct(product<S>(d_o, false, h, true)) + decay.grad_left(dA_strict, k);
+  const Mat<S> dk =
+      decay.grad_right(dA_strict, q) + to_end.cwiseProduct(product<S>(v, false, dh, true));
+  r.dG = q.cwiseProduct(dq_tilde) - k.cwiseProduct(dk); // q~ . dq~ - k . dk
+  r.dq = scale * (dq_tilde + dA_diagonal.asDiagonal() * k);
+  r.dk = dk + dA_diagonal.asDiagonal() * q;
+  return r;
+}
+
+/// \brief `chunk_bwd_dg`: \f$ \partial L / \partial G_t \f$ with the final state's term
+/// \f$ [t = T]\,\mathrm{rowsum}(S_T \odot dS_T) \f$ added, then the reverse cumulative
+/// sum \f$ dg_t = \sum_{s \ge t} \partial L / \partial G_s \f$.
+template <Scalar S> Mat<S> chunk_bwd_dg(Mat<S> dG, const Mat<S> &ht, const Mat<S> &d_ht) {
+  const Eigen::Index L = dG.rows();
+  if (L > 0)
+    dG.row(L - 1) += ht.cwiseProduct(d_ht).rowwise().sum().transpose();
+  for (Eigen::Index t = L - 1; t-- > 0;)
+    dG.row(t) += dG.row(t + 1);
+  return dG;
+}
+
+/// \brief One head, chunkwise analytic backward of \f$ \langle dO, O\rangle + \langle dS_T,
+/// S_T\rangle \f$, stage by stage as the kernels run it: chunk_bwd_dh (the state's gradient
+/// at every chunk), chunk_bwd_dqkv (each chunk on its own), chunk_bwd_dg. The gate gradient
+/// uses the identity, exact for every form, \f$ \partial L / \partial G_t = \tilde q_t \odot
+/// d\tilde q_t - k_t \odot dk_t + [t = T]\,\mathrm{rowsum}(S_T \odot dS_T) \f$ on the global
+/// log-decay G; the terms of \f$ d\tilde q_t \f$ and \f$ dk_t \f$ from the score
+/// \f$ A_{tt} \f$ (no decay) cancel in it exactly and are left out, so that their rounding
+/// stays out of dg, as kernels do. The forward is run once, for the states, the scores and the
+/// decays (not the output).
+template <Scalar S>
+HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, const S &scale,
+                                 std::size_t C) {
+  const Eigen::Index L = x.q.rows(), K = x.q.cols();
+  detail::ChunkPass<S> p;
+  detail::chunk_forward_pass(x, scale, C, false, p);
+  const auto chunks = shared::chunks_of(L, C);
+  HeadGrads<S> d{Mat<S>::Zero(L, K),          Mat<S>::Zero(L, K), Mat<S>::Zero(L, x.v.cols()),
+                 Mat<S>::Zero(L, x.g.cols()), Vec<S>(),           Mat<S>()};
+  StateGrads<S> dh = chunk_bwd_dh(x, ct, scale, p, chunks);
+  Mat<S> dG = Mat<S>::Zero(L, K); // dL/dG of the global log-decay G, from each chunk's terms
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const auto [s, n] = chunks[c];
+    ChunkQKVGrads<S> g = chunk_bwd_dqkv(x, ct, scale, p, chunks[c], c, dh.dh[c]);
+    d.dq.middleRows(s, n) = g.dq;
+    d.dk.middleRows(s, n) = g.dk;
+    d.dv.middleRows(s, n) = g.dv;
+    dG.middleRows(s, n) = g.dG;
   }
-  d.dh0 = dh;
+  if (x.g.cols() > 0)
+    d.dg = chunk_bwd_dg(std::move(dG), p.fwd.out.ht, ct.d_ht);
+  d.dh0 = std::move(dh.dh0);
   return d;
 }
 

@@ -124,8 +124,6 @@ template <Scalar S> S log_sigmoid(const S &z) {
   return low - log(S(1) + exp(-abs(z)));
 }
 
-namespace detail {
-
 /// Rows of batch b of a [B, T, D] tensor, as a T x D matrix.
 template <class S> Mat<S> batch_rows(const Tensor<S> &x, std::size_t b) {
   const std::size_t T = x.dim(1), D = x.dim(2);
@@ -136,11 +134,21 @@ template <class S> Mat<S> batch_rows(const Tensor<S> &x, std::size_t b) {
   return m;
 }
 
+/// Writes a T x D matrix as batch b of a [B, T, D] tensor (batch_rows' inverse).
 template <class S> void put_batch_rows(Tensor<S> &x, const Mat<S> &m, std::size_t b) {
   for (std::size_t t = 0; t < x.dim(1); ++t)
     for (std::size_t d = 0; d < x.dim(2); ++d)
       x(b, t, d) = m(t, d);
 }
+
+/// Adds the bias row vector to every row; an empty bias adds nothing.
+template <class S> Mat<S> add_bias(Mat<S> m, const Vec<S> &bias) {
+  if (bias.size() > 0)
+    m.rowwise() += bias.transpose();
+  return m;
+}
+
+namespace detail {
 
 /// Columns [h n, (h + 1) n) of row t of m into x(b, t, h, :) of a [B, T, H, n] tensor.
 template <class S> void put_heads(Tensor<S> &x, const Mat<S> &m, std::size_t b) {
@@ -149,13 +157,6 @@ template <class S> void put_heads(Tensor<S> &x, const Mat<S> &m, std::size_t b) 
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t c = 0; c < n; ++c)
         x(b, t, h, c) = m(t, h * n + c);
-}
-
-/// Adds the bias row vector to every row; an empty bias adds nothing.
-template <class S> Mat<S> add_bias(Mat<S> m, const Vec<S> &bias) {
-  if (bias.size() > 0)
-    m.rowwise() += bias.transpose();
-  return m;
 }
 
 template <class S>
@@ -288,21 +289,21 @@ LayerStages<S> layer_stages(const Tensor<S> &x, const LayerParams<S> &p, const L
   in.h0 = h0;
   st.r = Tensor<S>({B, T, H * V}, S(1));
   for (std::size_t b = 0; b < B; ++b) {
-    const Mat<S> xb = detail::batch_rows(x, b);
+    const Mat<S> xb = batch_rows(x, b);
     detail::put_heads(in.q, Mat<S>(xb * p.W_q), b); // seed 002, q_t = x_t W_Q
     detail::put_heads(in.k, Mat<S>(xb * p.W_k), b); // seed 002, k_t = x_t W_K
     detail::put_heads(in.v, Mat<S>(xb * p.W_v), b); // seed 002, v_t = x_t W_V
-    const Mat<S> gate_logits = detail::add_bias(Mat<S>(xb * p.W_g), p.b_g);
+    const Mat<S> gate_logits = add_bias(Mat<S>(xb * p.W_g), p.b_g);
     detail::put_heads(in.g, Mat<S>(gate_logits.unaryExpr([&](const S &z) {
                         return S(log_sigmoid(z) / tau); // g_t = log-sigmoid(x_t W_g + b_g) / tau
                       })),
                       b);
     if (opts.output_gate) {
-      const Mat<S> r_logits = detail::add_bias(Mat<S>(xb * p.W_r), p.b_r);
-      detail::put_batch_rows(st.r, Mat<S>(r_logits.unaryExpr([](const S &z) {
-                               return swish(z); // seed 002, r_t = Swish(x_t W_r + b_r)
-                             })),
-                             b);
+      const Mat<S> r_logits = add_bias(Mat<S>(xb * p.W_r), p.b_r);
+      put_batch_rows(st.r, Mat<S>(r_logits.unaryExpr([](const S &z) {
+                       return swish(z); // seed 002, r_t = Swish(x_t W_r + b_r)
+                     })),
+                     b);
     }
   }
   st.core = run_core(in, opts.core, opts.form); // seed 002, S^h_t and o^h_t per head
@@ -314,7 +315,7 @@ LayerStages<S> layer_stages(const Tensor<S> &x, const LayerParams<S> &p, const L
       for (std::size_t h = 0; h < H; ++h)
         for (std::size_t c = 0; c < V; ++c)
           gated(t, h * V + c) = st.r(b, t, h * V + c) * st.o_norm(b, t, h, c);
-    detail::put_batch_rows(st.y, Mat<S>(gated * p.W_o), b); // seed 002, y_t = (r_t . o'_t) W_O
+    put_batch_rows(st.y, Mat<S>(gated * p.W_o), b); // seed 002, y_t = (r_t . o'_t) W_O
   }
   return st;
 }
@@ -345,12 +346,12 @@ SwigluStages<S> swiglu(const Tensor<S> &z, const Mat<S> &W_1, const Mat<S> &W_2,
   detail::expect_dims("W_3", W_3, F, D);
   SwigluStages<S> st{Tensor<S>({B, T, F}), Tensor<S>({B, T, F}), Tensor<S>({B, T, D})};
   for (std::size_t b = 0; b < B; ++b) {
-    const Mat<S> zb = detail::batch_rows(z, b);
+    const Mat<S> zb = batch_rows(z, b);
     const Mat<S> gate = Mat<S>(zb * W_1).unaryExpr([](const S &e) { return swish(e); });
     const Mat<S> up = zb * W_2;
-    detail::put_batch_rows(st.swish_gate, gate, b);
-    detail::put_batch_rows(st.up, up, b);
-    detail::put_batch_rows(st.out, Mat<S>(gate.cwiseProduct(up) * W_3), b); // seed 002, SwiGLU
+    put_batch_rows(st.swish_gate, gate, b);
+    put_batch_rows(st.up, up, b);
+    put_batch_rows(st.out, Mat<S>(gate.cwiseProduct(up) * W_3), b); // seed 002, SwiGLU
   }
   return st;
 }

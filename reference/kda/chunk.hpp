@@ -1,14 +1,15 @@
 // ruleproof: KDA (and through it Gated DeltaNet and the delta rule), chunkwise form and its
 // analytic backward, stage by stage as seed 003 lays them out and as flash-linear-attention
 // names them: chunk_local_cumsum, chunk_scaled_dot_kkt (A0), solve_tril (A), recompute_w_u
-// (w, u), chunk_fwd_h (h, v_new), chunk_fwd_o; backward chunk_bwd_dv_local, chunk_bwd_dhu,
-// chunk_bwd_dqkwg, prepare_wy_repr_bwd. Seed 003 writes them for a scalar gate; here the
-// gate is per key (L x K), every decay factor exp(g_cum_i - g_cum_j) going through gla's
+// (w, u), the three run as one kernel in chunk_wy_fwd, chunk_delta_fwd_h (h, v_new),
+// chunk_fwd_o; backward chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd
+// (flash-linear-attention's prepare_wy_repr_bwd). Seed 003 writes them for a scalar gate; here the
+// gate is per key (L x K), every decay factor exp(g_cum_i - g_cum_j) going through the shared
 // ChunkDecay, which factors it only where the exponent range of S allows, row by row. Where seed
 // 003 and the recurrence disagree, this code follows the recurrence (the comments say where).
 //
 // Each chunk's exp values are computed once (ChunkGate) and shared by the stages, forward and
-// backward; the matrix products go through gla's products.hpp (exact-significand dot products
+// backward; the matrix products go through shared/products.hpp (exact-significand dot products
 // for float128, triangular terms skipped), and the triangular solve is a forward substitution
 // with the same dot products.
 //
@@ -19,35 +20,19 @@
 #include <deque>
 #include <vector>
 
-#include "../gla/chunk.hpp"
+#include "../core/heads.hpp"
+#include "../shared/chunk.hpp"
 
 namespace ruleproof::kda {
 
-using gla::chunk_local_cumsum;
+using shared::chunk_local_cumsum;
 
 namespace detail {
-using gla::detail::ChunkDecay;
-using gla::detail::ChunkRange;
-using gla::detail::chunks_of;
-using gla::detail::exp_of;
-using gla::detail::product;
-using gla::detail::row_dots;
-using gla::detail::Structure;
-
-template <Scalar S> Mat<S> strictly_lower(const Mat<S> &A) {
-  return A.template triangularView<Eigen::StrictlyLower>();
-}
-template <Scalar S> Mat<S> lower(const Mat<S> &A) {
-  return A.template triangularView<Eigen::Lower>();
-}
-/// Row n - 1 of a chunk's g_cum as a K-vector of decays e^{Gamma_last}.
-template <Scalar S> Vec<S> decay_last(const Mat<S> &g_cum) {
-  return exp_of(Mat<S>(g_cum.row(g_cum.rows() - 1).transpose()));
-}
+using namespace shared;
 
 /// \brief One chunk, rows [s, s + n), and its gate: every exp value the stages use, computed
 /// once, and the three bilinear maps of the decay \f$ R_{ijc} = e^{\Gamma_{ic} - \Gamma_{jc}} \f$
-/// (i >= j) that gla's ChunkDecay builds on them. With one gate per row (Gated DeltaNet, the
+/// (i >= j) that the shared ChunkDecay builds on them. With one gate per row (Gated DeltaNet, the
 /// delta rule: every key decays alike) \f$ R_{ijc} = R_{ij} \f$: the decay is taken on one
 /// column (2n exp calls, not 2nK), and the maps are products with \f$ R \odot dA \f$.
 template <class S> class ChunkGate {
@@ -59,7 +44,7 @@ public:
         g_cum_(per_row ? Mat<S>(g_cum.block(s, 0, n, 1)) : Mat<S>(g_cum.middleRows(s, n))),
         decay_(g_cum_) {
     const Eigen::Index K = g_cum.cols();
-    const Mat<S> to_end = gla::detail::chunk_decay_to_end(decay_, g_cum_);
+    const Mat<S> to_end = chunk_decay_to_end(decay_, g_cum_);
     up_ = decay_.up().replicate(1, per_row ? K : 1);
     to_end_ = to_end.replicate(1, per_row ? K : 1);
     last_ = up_.row(n - 1).transpose();
@@ -122,7 +107,7 @@ ChunkGates<S> chunk_gates(const Mat<S> &g_cum, std::size_t C, bool per_row = fal
 /// chunk_local_cumsum.
 template <Scalar S> Mat<S> chunk_local_cumsum_reverse(const Mat<S> &dg_cum, std::size_t C) {
   Mat<S> dg = dg_cum;
-  for (const auto &[s, n] : detail::chunks_of(dg.rows(), C))
+  for (const auto &[s, n] : shared::chunks_of(dg.rows(), C))
     for (Eigen::Index t = s + n - 1; t-- > s;)
       dg.row(t) += dg.row(t + 1);
   return dg;
@@ -136,7 +121,7 @@ std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta,
   std::vector<Mat<S>> A0;
   for (const detail::ChunkGate<S> &gate : gates) {
     const Mat<S> kc = k.middleRows(gate.s, gate.n);
-    const Mat<S> kkt = detail::strictly_lower(gate.scores(kc, kc));
+    const Mat<S> kkt = shared::strictly_lower(gate.scores(kc, kc));
     A0.push_back(beta.segment(gate.s, gate.n).asDiagonal() * kkt); // seed 003, forward step 2
   }
   return A0;
@@ -153,7 +138,7 @@ std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, co
 template <Scalar S> std::vector<Mat<S>> solve_tril(const std::vector<Mat<S>> &A0) {
   std::vector<Mat<S>> A;
   for (const Mat<S> &a0 : A0) // seed 003, forward step 2; kernels store A in 16 bits
-    A.push_back(emulation::stored<S>(gla::detail::unit_lower_inverse(a0)));
+    A.push_back(emulation::stored<S>(shared::unit_lower_inverse(a0)));
   return A;
 }
 
@@ -169,8 +154,8 @@ template <class S> struct WU {
 template <Scalar S>
 WU<S> recompute_w_u(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
                     const std::vector<Mat<S>> &A, const detail::ChunkGates<S> &gates) {
-  using detail::product;
-  using detail::Structure;
+  using shared::product;
+  using shared::Structure;
   WU<S> r{Mat<S>(k.rows(), k.cols()), Mat<S>(v.rows(), v.cols())};
   for (std::size_t c = 0; c < gates.size(); ++c) {
     const Eigen::Index s = gates[c].s, n = gates[c].n;
@@ -193,20 +178,36 @@ WU<S> recompute_w_u(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
 }
 
 /// The state recursion of one sequence.
+/// \brief `chunk_wy_fwd`: chunk_scaled_dot_kkt, solve_tril and recompute_w_u of every chunk, as
+/// one kernel runs them: A0, A = (I + A0)^-1 and the WY representation w, u.
+template <class S> struct WYForward {
+  std::vector<Mat<S>> A0, A;
+  WU<S> wu;
+};
+template <Scalar S>
+WYForward<S> chunk_wy_fwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
+                          const detail::ChunkGates<S> &gates) {
+  WYForward<S> r;
+  r.A0 = chunk_scaled_dot_kkt(k, beta, gates);  // seed 003, forward step 2
+  r.A = solve_tril(r.A0);                       // seed 003, forward step 2
+  r.wu = recompute_w_u(k, v, beta, r.A, gates); // seed 003, forward step 3
+  return r;
+}
+
 template <class S> struct StateChain {
   std::vector<Mat<S>> h; ///< K x V state at each chunk start (h[0] = initial state)
   Mat<S> v_new;          ///< L x V, \f$ U - \overleftarrow{W} h \f$ chunk by chunk
   Mat<S> ht;             ///< K x V state after the last chunk
 };
 
-/// \brief `chunk_fwd_h`: per chunk \f$ V_{new} = U - \overleftarrow{W} h \f$, then
+/// \brief `chunk_delta_fwd_h`: per chunk \f$ V_{new} = U - \overleftarrow{W} h \f$, then
 /// \f$ h' = \mathrm{Diag}(e^{\Gamma_{last}}) h + (K \odot e^{\Gamma_{last} - \Gamma})^\top
 /// V_{new} \f$ (seed 003 step 4 writes the first factor as \f$ \gamma^C \f$, the log itself;
 /// the recurrence needs its exponential).
 template <Scalar S>
-StateChain<S> chunk_fwd_h(const Mat<S> &k, const WU<S> &wu, const detail::ChunkGates<S> &gates,
-                          const Mat<S> &h0) {
-  using detail::product;
+StateChain<S> chunk_delta_fwd_h(const Mat<S> &k, const WU<S> &wu,
+                                const detail::ChunkGates<S> &gates, const Mat<S> &h0) {
+  using shared::product;
   StateChain<S> r{{}, Mat<S>(wu.u.rows(), wu.u.cols()), h0};
   for (const detail::ChunkGate<S> &gate : gates) {
     const Eigen::Index s = gate.s, n = gate.n;
@@ -226,8 +227,8 @@ template <Scalar S>
 Mat<S> chunk_fwd_o(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_new,
                    const std::vector<Mat<S>> &h, const detail::ChunkGates<S> &gates,
                    const S &scale) {
-  using detail::product;
-  using detail::Structure;
+  using shared::product;
+  using shared::Structure;
   Mat<S> o(v_new.rows(), v_new.cols());
   for (std::size_t c = 0; c < gates.size(); ++c) {
     const detail::ChunkGate<S> &gate = gates[c];
@@ -275,11 +276,12 @@ void chunk_forward_pass(const Head<S> &x, const S &scale, std::size_t C, GateKin
   ChunkStages<S> &st = p.fwd.stages;
   st.g_cum = chunk_local_cumsum(x.g, C); // seed 003, forward step 1
   p.gates = chunk_gates(st.g_cum, C, per_row(gate));
-  st.A0 = chunk_scaled_dot_kkt(x.k, x.beta, p.gates);        // seed 003, forward step 2
-  st.A = solve_tril(st.A0);                                  // seed 003, forward step 2
-  WU<S> wu = recompute_w_u(x.k, x.v, x.beta, st.A, p.gates); // seed 003, forward step 3
-  StateChain<S> chain = chunk_fwd_h(x.k, wu, p.gates, x.h0); // seed 003, forward step 4
-  if (with_output)                                           // seed 003, forward step 5
+  WYForward<S> wy = chunk_wy_fwd(x.k, x.v, x.beta, p.gates); // seed 003, forward steps 2-3
+  st.A0 = std::move(wy.A0);
+  st.A = std::move(wy.A);
+  WU<S> &wu = wy.wu;
+  StateChain<S> chain = chunk_delta_fwd_h(x.k, wu, p.gates, x.h0); // seed 003, forward step 4
+  if (with_output)                                                 // seed 003, forward step 5
     p.fwd.out.o = chunk_fwd_o(x.q, x.k, chain.v_new, chain.h, p.gates, scale);
   p.fwd.out.ht = std::move(chain.ht);
   st.w = std::move(wu.w);
@@ -311,8 +313,8 @@ HeadOutput<S> chunk_head(const Head<S> &x, const S &scale, std::size_t C,
 template <Scalar S>
 Mat<S> chunk_bwd_dv_local(const Mat<S> &q, const Mat<S> &k, const detail::ChunkGates<S> &gates,
                           const Mat<S> &d_o, const S &scale) {
-  using detail::product;
-  using detail::Structure;
+  using shared::product;
+  using shared::Structure;
   Mat<S> dv(d_o.rows(), d_o.cols());
   for (const detail::ChunkGate<S> &gate : gates) {
     const Eigen::Index s = gate.s, n = gate.n;
@@ -340,7 +342,7 @@ template <Scalar S>
 StateGrads<S> chunk_bwd_dhu(const Mat<S> &q, const Mat<S> &k, const Mat<S> &w,
                             const detail::ChunkGates<S> &gates, const Mat<S> &d_o,
                             const Mat<S> &d_ht, const Mat<S> &dv_local, const S &scale) {
-  using detail::product;
+  using shared::product;
   StateGrads<S> r{std::vector<Mat<S>>(gates.size()), dv_local, d_ht};
   for (std::size_t c = gates.size(); c-- > 0;) {
     const detail::ChunkGate<S> &gate = gates[c];
@@ -377,8 +379,8 @@ QKWGrads<S> chunk_bwd_dqkwg(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_ne
                             const detail::ChunkGates<S> &gates, const std::vector<Mat<S>> &h,
                             const std::vector<Mat<S>> &dh, const Mat<S> &d_o, const Mat<S> &dv,
                             const S &scale) {
-  using detail::product;
-  using detail::Structure;
+  using shared::product;
+  using shared::Structure;
   const Eigen::Index L = q.rows(), K = q.cols();
   QKWGrads<S> r{Mat<S>(L, K), Mat<S>(L, K), Mat<S>(L, K), Mat<S>(L, K)};
   for (std::size_t c = 0; c < gates.size(); ++c) {
@@ -397,7 +399,7 @@ QKWGrads<S> chunk_bwd_dqkwg(const Mat<S> &q, const Mat<S> &k, const Mat<S> &v_ne
     const Mat<S> dk_s = gate.to_end().cwiseProduct(product<S>(v_newc, false, dh[c], true));
     const Mat<S> k_dk_s = kc.cwiseProduct(dk_s);
     Mat<S> dgamma = qc.cwiseProduct(dq_tilde) - kc.cwiseProduct(dk_o) - k_dk_s;
-    dgamma.row(n - 1) += (gate.last().cwiseProduct(detail::row_dots(h[c], dh[c])) +
+    dgamma.row(n - 1) += (gate.last().cwiseProduct(shared::row_dots(h[c], dh[c])) +
                           k_dk_s.colwise().sum().transpose())
                              .transpose(); // seed 003, step 5: d gamma^C
     r.dq.middleRows(s, n) = scale * (dq_tilde + dB_diagonal.asDiagonal() * kc);
@@ -416,19 +418,20 @@ template <class S> struct WYGrads {
   Mat<S> dg;    ///< L x K, of g_cum through w and A
 };
 
-/// \brief `prepare_wy_repr_bwd`, per chunk: \f$ dA = dU (\mathrm{Diag}(\beta) V)^\top + dW
+/// \brief `chunk_wy_bwd` (flash-linear-attention's `prepare_wy_repr_bwd`), per chunk: \f$ dA = dU
+/// (\mathrm{Diag}(\beta) V)^\top + dW
 /// (\mathrm{Diag}(\beta) K^{\leftarrow})^\top \f$, \f$ dV = \mathrm{Diag}(\beta) A^\top dU \f$,
 /// \f$ dK^{\leftarrow} = \mathrm{Diag}(\beta) A^\top dW \f$, \f$ dA_0 = -(A^\top dA A^\top)
 /// \odot M_{-1} \f$, then through \f$ A_0 = \mathrm{Diag}(\beta) X \f$, \f$ X = K^{\leftarrow}
 /// K^{\rightarrow\top} \odot M_{-1} \f$ with \f$ dX = \mathrm{Diag}(\beta) dA_0 \f$. A being
 /// lower triangular, only the strictly lower part of dA reaches \f$ dA_0 \f$.
 template <Scalar S>
-WYGrads<S> prepare_wy_repr_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
-                               const detail::ChunkGates<S> &gates, const std::vector<Mat<S>> &A,
-                               const Mat<S> &dw, const Mat<S> &du) {
-  using detail::product;
-  using detail::row_dots;
-  using detail::Structure;
+WYGrads<S> chunk_wy_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &beta,
+                        const detail::ChunkGates<S> &gates, const std::vector<Mat<S>> &A,
+                        const Mat<S> &dw, const Mat<S> &du) {
+  using shared::product;
+  using shared::row_dots;
+  using shared::Structure;
   const Eigen::Index L = k.rows(), K = k.cols();
   WYGrads<S> r{Mat<S>(L, K), Mat<S>(L, v.cols()), Vec<S>(L), Mat<S>(L, K)};
   for (std::size_t c = 0; c < gates.size(); ++c) {
@@ -446,9 +449,9 @@ WYGrads<S> prepare_wy_repr_bwd(const Mat<S> &k, const Mat<S> &v, const Vec<S> &b
     const Mat<S> dA = product<S>(duc, false, bv, true, Structure::lower_result) +
                       product<S>(dwc, false, bk, true, Structure::lower_result); // step 6
     const Mat<S> at_dA = product<S>(a, true, dA, false, Structure::left_upper);
-    const Mat<S> dA0 = -detail::strictly_lower(
+    const Mat<S> dA0 = -shared::strictly_lower(
         product<S>(at_dA, false, a, true, Structure::right_upper)); // -(A^T dA A^T) . M_-1
-    const Mat<S> X = detail::strictly_lower(gate.scores(kc, kc));
+    const Mat<S> X = shared::strictly_lower(gate.scores(kc, kc));
     const Mat<S> dX = b * dA0;
     const Mat<S> dk_left = gate.grad_left(dX, kc), dk_right = gate.grad_right(dX, kc);
     const Mat<S> dk_decayed = b * at_dw;
@@ -478,8 +481,7 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
       chunk_bwd_dhu(x.q, x.k, st.w, p.gates, ct.d_o, ct.d_ht, dv_local, scale); // step 4
   const QKWGrads<S> qkw = chunk_bwd_dqkwg(x.q, x.k, st.v_new, p.gates, st.h, dhu.dh, ct.d_o, dhu.dv,
                                           scale); // seed 003, backward step 5
-  const WYGrads<S> wy =
-      prepare_wy_repr_bwd(x.k, x.v, x.beta, p.gates, st.A, qkw.dw, dhu.dv); // step 6
+  const WYGrads<S> wy = chunk_wy_bwd(x.k, x.v, x.beta, p.gates, st.A, qkw.dw, dhu.dv); // step 6
   HeadGrads<S> d;
   d.dq = qkw.dq;
   d.dk = qkw.dk + wy.dk;

@@ -1,7 +1,7 @@
 // ruleproof: what the chunkwise forms of the low-rank rules (dplr, iplr, gated_oja) share:
-// the stages and helpers they take from gla and kda (chunk_local_cumsum, its reverse,
-// solve_tril, ChunkDecay and the decay and mask helpers), a chunkwise forward's outputs with
-// its stage intermediates, and the parallel form as one chunk as long as the sequence.
+// the stages they take from kda (chunk_local_cumsum_reverse, solve_tril) beside the shared
+// chunk machinery (reference/shared/), a chunkwise forward's outputs with its stage
+// intermediates, and the parallel form as one chunk as long as the sequence.
 #pragma once
 
 #include <algorithm>
@@ -10,20 +10,9 @@
 
 namespace ruleproof::low_rank {
 
-using gla::chunk_local_cumsum;
 using kda::chunk_local_cumsum_reverse;
 using kda::solve_tril;
-
-namespace detail {
-using gla::detail::ChunkDecay;
-using gla::detail::chunks_of;
-using gla::detail::decay_to_end;
-using gla::detail::exp_of;
-using gla::detail::mul;
-using kda::detail::decay_last;
-using kda::detail::lower;
-using kda::detail::strictly_lower;
-} // namespace detail
+using shared::chunk_local_cumsum;
 
 /// \brief One head's chunkwise forward: its outputs and the stage intermediates (the rule's
 /// `ChunkStages`) a kernel is checked against, stage by stage.

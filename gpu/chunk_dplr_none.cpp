@@ -1,9 +1,8 @@
-// ruleproof: the low-rank kernel launchers where the project was built without nvcc: each
-// throws.
+// ruleproof: the dplr kernel launchers where the project was built without nvcc: each throws.
 #include <stdexcept>
 #include <string>
 
-#include "detail/low_rank_launch.hpp"
+#include "detail/dplr_launch.hpp"
 
 namespace ruleproof::gpu::detail {
 
@@ -41,13 +40,6 @@ void launch_chunk_dplr_bwd_dqk(const void *, const void *, const void *, const v
                                void *, void *, void *, void *, float *, float *,
                                const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_dplr_bwd_dqk_kernel");
-}
-void launch_chunk_oja_fwd_o(const void *, const void *, const float *, const float *, const float *,
-                            void *, const DeviceChunkTable &, const ChunkDims &) {
-  no_cuda("chunk_oja_fwd_o_kernel");
-}
-void launch_transpose_states(const float *, float *, int, int, int, int) {
-  no_cuda("transpose_states_kernel");
 }
 
 } // namespace ruleproof::gpu::detail

@@ -1,7 +1,7 @@
 // ruleproof: where along a sequence an output's error sits. An error profile is the worst
 // |computed - truth| at each time step and in each chunk, per head, of one output laid out
 // [B, T, H, ...]; an error growth is the worst error of one output over sequences of growing
-// T. Both go into a run's details (reports/schema/README.md, "Error profiles") for the HTML
+// T. Both go into a run's details (reporting/schema/README.md, "Error profiles") for the HTML
 // report's plots.
 #pragma once
 

@@ -1,5 +1,5 @@
 // ruleproof: the HTML report (html.hpp). The page is a fixed shell, the runs' JSON and the
-// script and style of reports/html/; the script draws everything from the JSON.
+// script and style of reporting/html/; the script draws everything from the JSON.
 #include "html.hpp"
 
 #include <string>

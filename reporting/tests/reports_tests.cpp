@@ -1,4 +1,4 @@
-// The result format (reports/result.hpp): every run written conforms to the schema and reads
+// The result format (reporting/result.hpp): every run written conforms to the schema and reads
 // back as written, the schema validator refuses what breaks it, the summary says what fails,
 // where, by how much and how to replay it; the gate finds each kind of regression and passes
 // known failures; shards merge into the whole run; the progress line is drawn only on a
@@ -13,10 +13,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "reports/gate.hpp"
-#include "reports/json_schema.hpp"
-#include "reports/progress.hpp"
-#include "reports/result.hpp"
+#include "reporting/gate.hpp"
+#include "reporting/json_schema.hpp"
+#include "reporting/progress.hpp"
+#include "reporting/result.hpp"
 
 using namespace ruleproof::reports;
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/json_schema.hpp"
-#include "reports/result.hpp"
+#include "reporting/json_schema.hpp"
+#include "reporting/result.hpp"
 
 int main(int argc, char **argv) {
   if (argc < 3) {

@@ -1,5 +1,5 @@
 "use strict";
-// ruleproof's HTML report (reports/html.hpp): draws the runs embedded in #ruleproof-data.
+// ruleproof's HTML report (reporting/html.hpp): draws the runs embedded in #ruleproof-data.
 // Every number shown is read from the runs; nothing is fetched.
 (function () {
   const status = window.ruleproofStatus;

@@ -1,4 +1,5 @@
-// ruleproof: the matrix products of the chunkwise forms, with a fast path for float128.
+// ruleproof: exact-significand products for float128, the truth's fast path (shared by every
+// rule's chunkwise form through shared/products.hpp's ExactProducts).
 //
 // float128 arithmetic is software (about 20 ns a multiply and 20 ns an add on the build
 // machine), so a chunk's products dominate the truth's cost. For float128 each product
@@ -8,28 +9,20 @@
 // a 192-bit integer accumulator, then rounded once to float128 (to nearest, ties to even).
 // Each entry's error is at most 4 k 2^-126 max_l |a_l b_l| plus that rounding: smaller than
 // the gamma_k sum_l |a_l b_l| of the plain float128 loop, so results agree with it within
-// its own rounding. Non-finite inputs take the plain path. Other scalars use Eigen's
-// products; for float, the factors rounded first where an emulated kernel rounds them
-// (core/emulation.hpp). The same dot products give row-wise sums of products and the forward
-// substitution of a unit lower triangular inverse.
+// its own rounding. Non-finite inputs take the plain path. The same dot products give
+// row-wise sums of products and the forward substitution of a unit lower triangular inverse.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <type_traits>
+#include <optional>
 
-#include "../core/emulation.hpp"
 #include "../core/float128.hpp"
-#include "../core/scalar.hpp"
+#include "products.hpp"
 
-namespace ruleproof::gla::detail {
-
-/// Which terms a product computes: all; only the lower triangle of the result (j <= i);
-/// the left factor being lower (l <= i) or upper (l >= i) triangular, only those terms; or
-/// the right factor being upper triangular (l <= j), only those terms.
-enum class Structure { full, lower_result, left_lower, left_upper, right_upper };
+namespace ruleproof::shared {
 
 namespace quad {
 
@@ -255,72 +248,36 @@ inline Mat<float128> unit_lower_inverse(const Split &n) {
 
 } // namespace quad
 
-/// Zeroes what the structure says is zero in the left factor or the result (generic path).
-template <class S> Mat<S> masked_left(Mat<S> A, Structure st) {
-  if (st == Structure::left_lower)
-    A = Mat<S>(A.template triangularView<Eigen::Lower>());
-  if (st == Structure::left_upper)
-    A = Mat<S>(A.template triangularView<Eigen::Upper>());
-  return A;
-}
+/// float128's exact products: every entry a fixed-point dot product rounded once; non-finite
+/// inputs take the generic path.
+template <> struct ExactProducts<float128> {
+  static constexpr bool enabled = true;
 
-/// Zeroes what the structure says is zero in the right factor (generic path).
-template <class S> Mat<S> masked_right(Mat<S> B, Structure st) {
-  if (st == Structure::right_upper)
-    B = Mat<S>(B.template triangularView<Eigen::Upper>());
-  return B;
-}
-
-/// \brief \f$ \mathrm{op}(A)\, \mathrm{op}(B) \f$ with op the transpose where asked; the
-/// structure says which terms count (see Structure).
-template <class S, class MA, class MB>
-Mat<S> product(const MA &A, bool transpose_a, const MB &B, bool transpose_b,
-               Structure st = Structure::full) {
-  if constexpr (std::is_same_v<S, float128>) {
+  template <class MA, class MB>
+  static std::optional<Mat<float128>> product(const MA &A, bool transpose_a, const MB &B,
+                                              bool transpose_b, Structure st) {
     quad::Split a = quad::split_rows(A, transpose_a), b = quad::split_rows(B, !transpose_b);
     if (a.finite && b.finite)
       return quad::product(a, b, st);
+    return std::nullopt;
   }
-  // An emulated kernel's matrix unit reads both factors rounded (core/emulation.hpp).
-  const Mat<S> left =
-      masked_left<S>(emulation::operand<S>(transpose_a ? Mat<S>(A.transpose()) : Mat<S>(A)), st);
-  const Mat<S> right =
-      masked_right<S>(emulation::operand<S>(transpose_b ? Mat<S>(B.transpose()) : Mat<S>(B)), st);
-  Mat<S> c = left * right;
-  if (st == Structure::lower_result)
-    c = Mat<S>(c.template triangularView<Eigen::Lower>());
-  return c;
-}
 
-/// \brief The matrix product \f$ A B \f$, every term (product() with no transpose).
-template <class S, class MA, class MB> Mat<S> mul(const MA &A, const MB &B) {
-  return product<S>(A, false, B, false);
-}
-
-/// \brief \f$ \mathrm{rowsum}(A \odot B) \f$: row i is \f$ \sum_c A_{ic} B_{ic} \f$.
-template <class S> Vec<S> row_dots(const Mat<S> &A, const Mat<S> &B) {
-  if constexpr (std::is_same_v<S, float128>) {
+  static std::optional<Vec<float128>> row_dots(const Mat<float128> &A, const Mat<float128> &B) {
     const quad::Split a = quad::split_rows(A, false), b = quad::split_rows(B, false);
-    if (a.finite && b.finite) {
-      Vec<S> r(A.rows());
-      for (std::size_t i = 0; i < a.rows; ++i)
-        r(i) = float128(quad::dot(a, i, b, i, 0, a.depth));
-      return r;
-    }
+    if (!a.finite || !b.finite)
+      return std::nullopt;
+    Vec<float128> r(A.rows());
+    for (std::size_t i = 0; i < a.rows; ++i)
+      r(i) = float128(quad::dot(a, i, b, i, 0, a.depth));
+    return r;
   }
-  return A.cwiseProduct(B).rowwise().sum();
-}
 
-/// \brief \f$ (I + N)^{-1} \f$ for N strictly lower triangular: unit lower triangular.
-template <class S> Mat<S> unit_lower_inverse(const Mat<S> &N) {
-  if constexpr (std::is_same_v<S, float128>) {
+  static std::optional<Mat<float128>> unit_lower_inverse(const Mat<float128> &N) {
     const quad::Split n = quad::split_rows(N, false);
     if (n.finite)
       return quad::unit_lower_inverse(n);
+    return std::nullopt;
   }
-  const Mat<S> I = Mat<S>::Identity(N.rows(), N.cols());
-  const Mat<S> unit_lower = I + N;
-  return unit_lower.template triangularView<Eigen::Lower>().solve(I);
-}
+};
 
-} // namespace ruleproof::gla::detail
+} // namespace ruleproof::shared

@@ -1,5 +1,5 @@
 // ruleproof: a validator for the part of JSON Schema (draft 2020-12) the result format's schema
-// uses (reports/schema/result-v1.schema.json): type (a name or a list), enum, const, minimum,
+// uses (reporting/schema/result-v1.schema.json): type (a name or a list), enum, const, minimum,
 // properties, required, additionalProperties (false or a schema), items, anyOf, and $ref to
 // "#/$defs/<name>". Any other keyword in a schema is refused, so the schema cannot say more
 // than this validator checks.

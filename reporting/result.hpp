@@ -1,5 +1,5 @@
-// ruleproof: the one result format every command writes (reports/schema/result-v1.schema.json,
-// described in reports/schema/README.md): an envelope saying what ran, where and when, and one
+// ruleproof: the one result format every command writes (reporting/schema/result-v1.schema.json,
+// described in reporting/schema/README.md): an envelope saying what ran, where and when, and one
 // Result per thing checked (a property of a rule in a scalar, a claim, a kernel's output), each
 // with its verdict, its worst error against the error allowed, where that error is, and how to
 // replay it. One writer (write_run) for every command, one reader (read_run) for gate and merge.

@@ -1,5 +1,5 @@
-// The error profiles (reports/profile.hpp) place an error at its time step, chunk and head and
-// let no NaN hide; the HTML page (reports/html.hpp) embeds its runs so that no text in them
+// The error profiles (reporting/profile.hpp) place an error at its time step, chunk and head and
+// let no NaN hide; the HTML page (reporting/html.hpp) embeds its runs so that no text in them
 // can end the script holding them, and refers to nothing outside itself. That the page
 // renders in a browser is cli/tests/html_report_in_browser.cmake's test.
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <catch2/catch.hpp>
 
 #include "reference/core/tensor.hpp"
-#include "reports/html.hpp"
-#include "reports/json_schema.hpp"
-#include "reports/profile.hpp"
+#include "reporting/html.hpp"
+#include "reporting/json_schema.hpp"
+#include "reporting/profile.hpp"
 
 using namespace ruleproof;
 using namespace ruleproof::reports;

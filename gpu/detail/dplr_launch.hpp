@@ -1,9 +1,8 @@
-// ruleproof: the launchers of the low-rank chunkwise kernels (gpu/chunk_low_rank.cu: dplr in
-// flash-linear-attention's parameterisation, gated_oja), as the host API
-// (gpu/chunk_low_rank.cpp) calls them. Layouts as in chunk_launch.hpp, and for dplr: a, b, da,
-// db [B*T, H, K] (the input type); w, dw [B*T, H, K] fp32; c, v2, dv2, Et_dv2 [B*T, H, V]
-// fp32; the scores A_qk, A_qa, A_ba, A_bk, E, dA_ba [B*T, H, C] fp32. gated_oja runs the
-// delta-rule launchers (delta_launch.hpp) with keys and values exchanged; what it adds is here.
+// ruleproof: the launchers of the dplr chunkwise kernels (gpu/chunk_dplr.cu: dplr in
+// flash-linear-attention's parameterisation), as the host API (gpu/chunk_dplr.cpp) calls them.
+// Layouts as in chunk_launch.hpp, and: a, b, da, db [B*T, H, K] (the input type); w, dw
+// [B*T, H, K] fp32; c, v2, dv2, Et_dv2 [B*T, H, V] fp32; the scores A_qk, A_qa, A_ba, A_bk, E,
+// dA_ba [B*T, H, C] fp32. Its backward also runs two delta-rule launchers (delta_launch.hpp).
 // Plain C++17 and raw device pointers (included by nvcc).
 //
 // dplr's kernels compute the engine's form of reference/dplr/chunk.hpp, S_t = (A_t - a_t d_t^T)
@@ -47,14 +46,5 @@ void launch_chunk_dplr_bwd_dqk(const void *q, const void *k, const void *v, cons
                                const float *Et_dv2, const float *dA_ba, void *dq, void *dk,
                                void *dv, void *da, void *db, float *dG, float *d_dd,
                                const DeviceChunkTable &t, const ChunkDims &d);
-
-/// gated_oja's output (d in gated_oja's own orientation: K keys, V values, G = V): o =
-/// e^g_cum . (q~ h) + sum_{i <= r} (q~_r . k_new_i) v_i . e^(g_cum_r - g_cum_i), with h_vk the
-/// state at each chunk's start as the delta-rule kernels keep it, transposed: [NC, H, V, K].
-void launch_chunk_oja_fwd_o(const void *q, const void *v, const float *k_new, const float *g_cum,
-                            const float *h_vk, void *o, const DeviceChunkTable &t,
-                            const ChunkDims &d);
-/// y [M, H, Y, X] = x [M, H, X, Y] with its last two axes exchanged (fp32 states).
-void launch_transpose_states(const float *x, float *y, int M, int H, int X, int Y);
 
 } // namespace ruleproof::gpu::detail

@@ -1,0 +1,156 @@
+// ruleproof: the host side of the chunkwise dplr kernels: shape checks, buffers, and the
+// kernels' order (gpu/chunk_dplr.cu says why each stage is what it is). Forward:
+// chunk_local_cumsum, chunk_dplr_fwd_wy (chunk_dplr_fwd_intra, solve_tril, recompute_w_c),
+// chunk_dplr_fwd_h, chunk_dplr_fwd_o. Backward: the forward's stages again, then
+// chunk_bwd_dv_local and chunk_bwd_dhu (the delta rules' kernels, with b, the engine's a, in
+// place of k), chunk_dplr_bwd_wy, chunk_dplr_bwd_dqk, chunk_local_cumsum_reverse.
+#include "chunk_dplr.hpp"
+
+#include "detail/delta_launch.hpp"
+#include "detail/dplr_launch.hpp"
+
+namespace ruleproof::gpu {
+
+namespace {
+
+using detail::ChunkTable;
+using detail::dims_of;
+using detail::f32;
+using detail::output;
+using detail::spec_of;
+
+/// Every stage of dplr's forward but the output, and (when asked) the final state.
+struct DplrStages {
+  DeviceArray g_cum, A_qk, A_qa, A_ba, A_bk, E, w, c, h, v2, ht;
+};
+DplrStages dplr_stages(const DplrArgs &args, const ChunkTable &table, const detail::ChunkDims &d,
+                       const ChunkShapes &s, bool with_ht, bool poison) {
+  const std::size_t C = kernel_chunk_size;
+  const Shape scores{s.B, s.T, s.H, C};
+  DplrStages st;
+  st.g_cum = output(DType::fp32, args.gk->shape(), poison);
+  st.A_qk = output(DType::fp32, scores, poison);
+  st.A_qa = output(DType::fp32, scores, poison);
+  st.A_ba = output(DType::fp32, scores, poison);
+  st.A_bk = output(DType::fp32, scores, poison);
+  st.E = output(DType::fp32, scores, poison);
+  st.w = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  st.c = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  st.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  st.v2 = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  if (with_ht)
+    st.ht = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  const detail::DeviceChunkTable t = table.device();
+  detail::launch_chunk_local_cumsum(f32(args.gk), f32(st.g_cum), t, d);
+  detail::launch_chunk_dplr_fwd_wy(args.q->data(), args.k->data(), args.v->data(), args.a->data(),
+                                   args.b->data(), f32(st.g_cum), f32(st.A_qk), f32(st.A_qa),
+                                   f32(st.A_ba), f32(st.A_bk), f32(st.E), f32(st.w), f32(st.c), t,
+                                   d);
+  detail::launch_chunk_dplr_fwd_h(args.k->data(), args.v->data(), args.b->data(), f32(st.w),
+                                  f32(st.c), f32(st.g_cum), f32(args.h0), f32(st.h), f32(st.v2),
+                                  with_ht ? f32(st.ht) : nullptr, t, d);
+  return st;
+}
+
+ChunkShapes dplr_shapes_of(const DplrArgs &args, const ChunkOptions &opts,
+                           const DeviceArray *d_o = nullptr, const DeviceArray *d_ht = nullptr) {
+  if (!args.q || !args.k || !args.v || !args.a || !args.b || !args.gk)
+    throw InputError(!args.q   ? "q"
+                     : !args.k ? "k"
+                     : !args.v ? "v"
+                     : !args.a ? "a"
+                     : !args.b ? "b"
+                               : "gk",
+                     "missing");
+  return check_dplr_shapes(args.q->spec(), args.k->spec(), args.v->spec(), args.a->spec(),
+                           args.b->spec(), args.gk->spec(), spec_of(args.h0), opts, spec_of(d_o),
+                           spec_of(d_ht));
+}
+
+} // namespace
+
+ChunkShapes check_dplr_shapes(const ArraySpec &q, const ArraySpec &k, const ArraySpec &v,
+                              const ArraySpec &a, const ArraySpec &b, const ArraySpec &gk,
+                              const ArraySpec *h0, const ChunkOptions &opts, const ArraySpec *d_o,
+                              const ArraySpec *d_ht) {
+  const ChunkShapes s = check_chunk_shapes(GateKind::key, q, k, v, gk, h0, opts, d_o, d_ht);
+  detail::expect("a", a, q.dtype, q.shape);
+  detail::expect("b", b, q.dtype, q.shape);
+  return s;
+}
+
+DplrForward chunk_dplr_fwd(const DplrArgs &args, const ChunkOptions &opts) {
+  const ChunkShapes s = dplr_shapes_of(args, opts);
+  const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  const bool poison = opts.poison_outputs;
+  DplrStages st = dplr_stages(args, table, d, s, opts.output_final_state, poison);
+  DplrForward r;
+  r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);
+  detail::launch_chunk_dplr_fwd_o(args.q->data(), args.v->data(), f32(st.g_cum), f32(st.A_qk),
+                                  f32(st.A_qa), f32(st.h), f32(st.v2), r.o.data(), table.device(),
+                                  d);
+  r.final_state = std::move(st.ht);
+  if (opts.return_stages) {
+    r.g_cum = std::move(st.g_cum);
+    r.A_qk = std::move(st.A_qk);
+    r.A_qa = std::move(st.A_qa);
+    r.A_ba = std::move(st.A_ba);
+    r.A_bk = std::move(st.A_bk);
+    r.E = std::move(st.E);
+    r.w = std::move(st.w);
+    r.c = std::move(st.c);
+    r.h = std::move(st.h);
+    r.v2 = std::move(st.v2);
+  }
+  return r;
+}
+
+DplrGrads chunk_dplr_bwd(const DplrArgs &args, const DeviceArray &d_o, const DeviceArray *d_ht,
+                         const ChunkOptions &opts) {
+  const ChunkShapes s = dplr_shapes_of(args, opts, &d_o, d_ht);
+  const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  const detail::DeviceChunkTable t = table.device();
+  const bool poison = opts.poison_outputs;
+  const DType in = args.q->dtype();
+  const std::size_t C = kernel_chunk_size;
+  // the final state: the gate's term rowsum(h' . dh) at each sequence's last chunk
+  DplrStages st = dplr_stages(args, table, d, s, true, poison);
+  DeviceArray dv2 = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison); // gradient of v2
+  detail::launch_chunk_bwd_dv_local(args.q->data(), args.b->data(), f32(st.g_cum), d_o.data(),
+                                    f32(dv2), t, d);
+  DplrGrads r;
+  r.dh = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  const bool with_dh0 = args.h0 && !args.h0->empty();
+  if (with_dh0)
+    r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  detail::launch_chunk_bwd_dhu(args.q->data(), args.b->data(), f32(st.w), f32(st.g_cum), d_o.data(),
+                               f32(d_ht), f32(dv2), f32(r.dh), with_dh0 ? f32(r.dh0) : nullptr, t,
+                               d);
+  DeviceArray dw = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  DeviceArray Et_dv2 = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  DeviceArray dA_ba = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
+  detail::launch_chunk_dplr_bwd_wy(args.a->data(), args.v->data(), f32(st.g_cum), f32(st.A_bk),
+                                   f32(st.E), f32(st.h), f32(dv2), f32(dw), f32(Et_dv2), f32(dA_ba),
+                                   t, d);
+  r.dq = output(in, args.q->shape(), poison);
+  r.dk = output(in, args.k->shape(), poison);
+  r.dv = output(in, args.v->shape(), poison);
+  r.da = output(in, args.a->shape(), poison);
+  r.db = output(in, args.b->shape(), poison);
+  DeviceArray dG = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  DeviceArray d_dd = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+  detail::launch_chunk_dplr_bwd_dqk(
+      args.q->data(), args.k->data(), args.v->data(), args.a->data(), args.b->data(), f32(st.g_cum),
+      f32(st.A_qk), f32(st.A_bk), f32(st.E), f32(st.h), f32(st.ht), f32(st.v2), d_o.data(),
+      f32(r.dh), f32(dw), f32(Et_dv2), f32(dA_ba), r.dq.data(), r.dk.data(), r.dv.data(),
+      r.da.data(), r.db.data(), f32(dG), f32(d_dd), t, d);
+  r.dgk = output(DType::fp32, args.gk->shape(), poison);
+  detail::launch_chunk_local_cumsum_reverse(f32(dG), f32(r.dgk), t, d);
+  if (!opts.return_stages)
+    r.dh = DeviceArray();
+  return r;
+}
+
+} // namespace ruleproof::gpu
