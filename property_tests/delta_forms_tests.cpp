@@ -1,7 +1,11 @@
-// Properties of the delta-rule family's forward forms in double: recurrent (the
-// definition) == parallel == chunkwise for every chunk size, varlen, carried state,
-// causality, and the invariants of every chunkwise stage (seed 003 forward steps 1-5).
-// Replay a failure with RC_PARAMS="seed=N" (the seed is printed at the start of each test).
+// Properties of the delta-rule family's forward forms in double that are its own: the
+// invariants of every chunkwise stage (seed 003 forward steps 1-5), grouped value heads reading
+// query/key head i / G, and the refusal of inputs outside the domain. The properties every rule
+// has (forms agree for every chunk size, varlen, carried state, causality, extreme gates,
+// gradients) are stated once for every rule in properties_<scalar>.cpp (checks/properties.hpp),
+// the delta rules' with their variants drawn per case (q, k normalised inside the op, beta up
+// to 2, grouped value heads). Replay a failure with RC_PARAMS="seed=N" (the seed is printed at
+// the start of each test).
 #include <catch2/catch.hpp>
 
 #include "delta_support.hpp"
@@ -10,63 +14,6 @@ using namespace ruleproof;
 using namespace ruleproof::delta_tests;
 
 namespace {
-
-/// Elements of one time step of a [B, T, ...] tensor (the product of the axes after T).
-std::size_t row_size(const Tensor<double> &x) {
-  std::size_t row = 1;
-  for (std::size_t a = 2; a < x.rank(); ++a)
-    row *= x.dim(a);
-  return row;
-}
-
-/// Rows [begin, end) of every [B, T, H(, D)] tensor of one batch row, B becoming 1.
-Tensor<double> time_slice(const Tensor<double> &x, std::size_t b, std::size_t begin,
-                          std::size_t end) {
-  if (x.empty())
-    return x;
-  Shape s = x.shape();
-  s[0] = 1;
-  s[1] = end - begin;
-  Tensor<double> y(s);
-  const std::size_t row = row_size(x);
-  for (std::size_t t = begin; t < end; ++t)
-    for (std::size_t i = 0; i < row; ++i)
-      y[(t - begin) * row + i] = x[(b * x.dim(1) + t) * row + i];
-  return y;
-}
-
-/// State n of an [N, ...] tensor as a [1, ...] tensor.
-Tensor<double> state_slice(const Tensor<double> &x, std::size_t n) {
-  if (x.empty())
-    return x;
-  Shape s = x.shape();
-  s[0] = 1;
-  Tensor<double> y(s);
-  for (std::size_t i = 0; i < y.size(); ++i)
-    y[i] = x[n * y.size() + i];
-  return y;
-}
-
-Inputs<double> slice_inputs(const Inputs<double> &in, std::size_t b, std::size_t begin,
-                            std::size_t end, const Tensor<double> &h0) {
-  return {time_slice(in.q, b, begin, end),    time_slice(in.k, b, begin, end),
-          time_slice(in.v, b, begin, end),    time_slice(in.g, b, begin, end),
-          time_slice(in.beta, b, begin, end), h0};
-}
-
-/// The largest |a - b| / bound over rows [begin, end) of batch row b of a [B, T, H, V]
-/// output against y, whose rows start at 0.
-double rows_ratio(const Tensor<double> &a, std::size_t b, std::size_t begin,
-                  const Tensor<double> &y, double bound) {
-  double worst = 0;
-  const std::size_t row = row_size(a);
-  for (std::size_t t = 0; t < y.dim(1); ++t)
-    for (std::size_t i = 0; i < row; ++i) {
-      const double d = std::abs(a[(b * a.dim(1) + begin + t) * row + i] - y[t * row + i]);
-      worst = std::max(worst, std::isfinite(d) ? d / bound : HUGE_VAL);
-    }
-  return worst;
-}
 
 /// Index h along `axis` of x, that axis becoming 1 ([B, T, H, ...]: axis 2; states: 1).
 Tensor<double> head_of(const Tensor<double> &x, std::size_t axis, std::size_t h) {
@@ -87,135 +34,7 @@ Tensor<double> head_of(const Tensor<double> &x, std::size_t axis, std::size_t h)
   return y;
 }
 
-const Form all_forms[] = {Form::recurrent, Form::parallel, Form::chunk};
-
 } // namespace
-
-TEST_CASE("delta_chunkwise_and_parallel_equal_recurrent_any_chunk_size") {
-  log_seed();
-  rc::prop("every rule, variant and chunk size", [] {
-    const Case c = draw_case(12, false);
-    RC_LOG() << describe(c) << "\n";
-    const Inputs<double> in = make_inputs(c);
-    const Output<double> truth = run(Form::recurrent, c, in, c.options());
-    for (std::size_t C = 1; C <= c.T + 1; ++C) {
-      Case cc = c;
-      cc.C = C;
-      const Magnitudes m = magnitudes(cc, in);
-      std::string why;
-      const bool ok =
-          agree(run(Form::chunk, cc, in, cc.options()), truth, forward_bound<double>(cc, m), why);
-      RC_LOG() << "chunk C=" << C << " vs recurrent: " << why << ", cond(I + A0) " << m.kappa
-               << "\n";
-      RC_ASSERT(ok);
-    }
-    Case whole = c; // the parallel form is one chunk as long as the sequence
-    whole.C = std::max<std::size_t>(c.T, 1);
-    const Magnitudes m = magnitudes(whole, in);
-    std::string why;
-    const bool ok =
-        agree(run(Form::parallel, c, in, c.options()), truth, forward_bound<double>(whole, m), why);
-    RC_LOG() << "parallel vs recurrent: " << why << ", cond(I + A0) " << m.kappa << "\n";
-    RC_ASSERT(ok);
-  });
-}
-
-TEST_CASE("delta_varlen_equals_each_sequence_alone") {
-  log_seed();
-  rc::prop("cu_seqlens with empty and ragged sequences", [] {
-    const Case c = draw_case(14, true);
-    RC_LOG() << describe(c) << "\n";
-    const Inputs<double> in = make_inputs(c);
-    const Magnitudes m = magnitudes(c, in);
-    const ForwardBound<double> bound = forward_bound<double>(c, m);
-    for (Form f : all_forms) {
-      const Output<double> all = run(f, c, in, c.options());
-      for (std::size_t n = 0; n + 1 < c.cu_seqlens.size(); ++n) {
-        const std::size_t begin = c.cu_seqlens[n], end = c.cu_seqlens[n + 1];
-        Case one = c;
-        one.cu_seqlens.clear();
-        one.T = end - begin;
-        const Output<double> alone =
-            run(f, one, slice_inputs(in, 0, begin, end, state_slice(in.h0, n)), one.options());
-        const double r_o = rows_ratio(all.o, 0, begin, alone.o, bound.o);
-        const Discrepancy d_s = compare(state_slice(all.final_state, n), alone.final_state,
-                                        [&](std::size_t) { return bound.state; });
-        RC_LOG() << name_of(f) << " sequence " << n << ": o error/bound " << r_o
-                 << ", state error/bound " << d_s.worst_over_bound << "\n";
-        RC_ASSERT(r_o <= 1.0);
-        RC_ASSERT(d_s.holds());
-      }
-    }
-  });
-}
-
-TEST_CASE("delta_two_halves_with_carried_state_equal_one_run") {
-  log_seed();
-  rc::prop("split at P, the first half's final state starting the second", [] {
-    Case c = draw_case(14, false);
-    c.B = 1;
-    const std::size_t P = *size_in(0, c.T);
-    RC_LOG() << describe(c) << " P=" << P << "\n";
-    const Inputs<double> in = make_inputs(c);
-    const ForwardBound<double> bound = forward_bound<double>(c, magnitudes(c, in));
-    for (Form f : {Form::recurrent, Form::chunk}) {
-      const Output<double> whole = run(f, c, in, c.options());
-      Case first = c, second = c;
-      first.T = P;
-      second.T = c.T - P;
-      const Output<double> a = run(f, first, slice_inputs(in, 0, 0, P, in.h0), first.options());
-      const Output<double> b =
-          run(f, second, slice_inputs(in, 0, P, c.T, a.final_state), second.options());
-      const double r_a = rows_ratio(whole.o, 0, 0, a.o, bound.o);
-      const double r_b = rows_ratio(whole.o, 0, P, b.o, bound.o);
-      const Discrepancy d_s =
-          compare(b.final_state, whole.final_state, [&](std::size_t) { return bound.state; });
-      RC_LOG() << name_of(f) << ": first half error/bound " << r_a << ", second " << r_b
-               << ", final state " << d_s.worst_over_bound << "\n";
-      RC_ASSERT(r_a <= 1.0);
-      RC_ASSERT(r_b <= 1.0);
-      RC_ASSERT(d_s.holds());
-    }
-  });
-}
-
-TEST_CASE("delta_later_inputs_leave_earlier_outputs_bitwise_unchanged") {
-  log_seed();
-  rc::prop("inputs at t >= P redrawn", [] {
-    const Case c = draw_case(12, false);
-    const std::size_t P = *size_in(0, c.T);
-    RC_LOG() << describe(c) << " P=" << P << "\n";
-    const Inputs<double> in = make_inputs(c);
-    Case other = c;
-    other.values_seed = c.values_seed + 1;
-    const Inputs<double> late = make_inputs(other);
-    Inputs<double> mixed = in;
-    const auto splice = [&](Tensor<double> &x, const Tensor<double> &y) {
-      if (x.empty())
-        return;
-      const std::size_t row = row_size(x);
-      for (std::size_t b = 0; b < c.B; ++b)
-        for (std::size_t t = P; t < c.T; ++t)
-          for (std::size_t i = 0; i < row; ++i)
-            x[(b * c.T + t) * row + i] = y[(b * c.T + t) * row + i];
-    };
-    splice(mixed.q, late.q);
-    splice(mixed.k, late.k);
-    splice(mixed.v, late.v);
-    splice(mixed.g, late.g);
-    splice(mixed.beta, late.beta);
-    for (Form f : all_forms) {
-      const Output<double> a = run(f, c, in, c.options()), b = run(f, c, mixed, c.options());
-      for (std::size_t bb = 0; bb < c.B; ++bb) {
-        const Tensor<double> early_a = time_slice(a.o, bb, 0, P),
-                             early_b = time_slice(b.o, bb, 0, P);
-        RC_LOG() << name_of(f) << " batch row " << bb << ": earlier outputs identical "
-                 << identical(early_a, early_b) << "\n";
-        RC_ASSERT(identical(early_a, early_b));
-      }
-    }
-  });
-}
 
 TEST_CASE("delta_chunk_stages_hold_their_invariants") {
   log_seed();

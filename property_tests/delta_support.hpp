@@ -172,9 +172,6 @@ inline Cotangents<double> make_cotangents(const Case &c, const Output<double> &o
 }
 
 enum class Form { recurrent, parallel, chunk };
-inline std::string name_of(Form f) {
-  return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
-}
 
 template <Scalar S> Output<S> run(Form f, const Case &c, const Inputs<S> &in, const Options &opts) {
   const GateKind gate = gate_of(c.rule);
@@ -211,20 +208,6 @@ inline double forward_ops(const Case &c) { return checks::delta::forward_ops(c.T
 
 template <Scalar S> ForwardBound<S> forward_bound(const Case &c, const Magnitudes &m) {
   return checks::delta::forward_bound<S>(forward_ops(c), m);
-}
-
-/// Compares a form's outputs with the reference's under the forward bound.
-template <Scalar S>
-bool agree(const Output<S> &a, const Output<S> &b, const ForwardBound<S> &bound, std::string &why) {
-  const Discrepancy d_o = compare(a.o, b.o, [&](std::size_t) { return bound.o; });
-  const Discrepancy d_s =
-      compare(a.final_state, b.final_state, [&](std::size_t) { return bound.state; });
-  std::ostringstream os;
-  os << "o: error/bound " << d_o.worst_over_bound << " (abs " << d_o.max_abs_error << ", bound "
-     << to_double(bound.o) << ", finite " << d_o.finite << "); final state: error/bound "
-     << d_s.worst_over_bound << " (abs " << d_s.max_abs_error << ", finite " << d_s.finite << ")";
-  why = os.str();
-  return d_o.holds() && d_s.holds();
 }
 
 /// Logs the RapidCheck seed of the run, to replay with RC_PARAMS="seed=N".

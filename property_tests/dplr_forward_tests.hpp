@@ -1,5 +1,9 @@
-// ruleproof property tests: dplr (three parameterisations) and iplr, forward forms, as
-// templates over the scalar; dplr_forward_tests_<scalar>.cpp states them in one scalar each.
+// ruleproof property tests: dplr (three parameterisations) and iplr, what is theirs alone: the
+// reduction to kda, the mapping between the parameterisations, iplr as dplr without decay, the
+// chunk transition against its steps and the refusal of a bad a, b; as templates over the
+// scalar, dplr_forward_tests_<scalar>.cpp states them in one scalar each. The properties every
+// rule has (forms agree, varlen, halves, causality, extreme gates, gradients) are stated once
+// for every rule, these four included, in properties_<scalar>.cpp (checks/properties.hpp).
 // Bounds derived in checks/lowrank_bounds.hpp. Replay a failure with RC_PARAMS="seed=N" (the
 // seed is logged); sweep wider with RC_PARAMS="max_success=1000".
 #pragma once
@@ -13,99 +17,6 @@ namespace ruleproof::lowrank_tests {
 template <class X, class Y>
 Mat<typename X::Scalar> abs_product(const Eigen::MatrixBase<X> &A, const Eigen::MatrixBase<Y> &B) {
   return A.cwiseAbs() * B.cwiseAbs();
-}
-
-template <Scalar S> void dplr_chunkwise_equals_recurrent_every_chunk_size() {
-  log_seed();
-  for (Rule r : dplr_rules)
-    for (bool extreme : {false, true}) {
-      if (extreme && r == Rule::iplr)
-        continue;
-      prop_cases(name_of(r) + (extreme ? " extreme gates" : ""), 30, [r, extreme] {
-        const Case c0 = draw_case(r, 10, 4, *rc::gen::arbitrary<bool>(), extreme);
-        RC_LOG() << describe(c0) << "\n";
-        const Inputs<S> in = make_inputs<S>(c0);
-        const Output<S> rec = run(r, Form::recurrent, in, c0.options());
-        std::string why;
-        bool ok = true;
-        for (std::size_t C = 1; C <= c0.T + 1; ++C) {
-          Case c = c0;
-          c.C = C;
-          const Magnitudes<S> m = magnitudes(c, in);
-          ok &= outputs_agree("chunk C=" + std::to_string(C), run(r, Form::chunk, in, c.options()),
-                              rec, m, why);
-          if (C == 1) { // the parallel form: one chunk as long as the call
-            Case whole = c0;
-            whole.C = std::max<std::size_t>(c0.T, 1);
-            ok &= outputs_agree("parallel", run(r, Form::parallel, in, c.options()), rec,
-                                magnitudes(whole, in), why);
-          }
-        }
-        RC_LOG() << why;
-        RC_ASSERT(ok);
-      });
-    }
-}
-
-template <Scalar S> void dplr_varlen_equals_separate_sequences_bitwise() {
-  log_seed();
-  for (Rule r : dplr_rules)
-    rc::prop(name_of(r), [r] {
-      const Case c = draw_case(r, 12, 4, true, false);
-      RC_LOG() << describe(c) << "\n";
-      const Inputs<S> in = make_inputs<S>(c);
-      for (Form f : all_forms) {
-        const Output<S> all = run(r, f, in, c.options());
-        for (std::size_t n = 0; n + 1 < c.cu_seqlens.size(); ++n) {
-          const std::size_t b = c.cu_seqlens[n], e = c.cu_seqlens[n + 1];
-          Inputs<S> one = time_slice(in, b, e);
-          if (!in.h0.empty()) {
-            one.h0 = Tensor<S>({1, c.H, c.K, c.V});
-            for (std::size_t i = 0; i < one.h0.size(); ++i)
-              one.h0[i] = in.h0[n * one.h0.size() + i];
-          }
-          Options o = c.options();
-          o.cu_seqlens.clear();
-          const Output<S> sep = run(r, f, one, o);
-          RC_ASSERT(identical(sep.o, time_slice(all.o, b, e)));
-          for (std::size_t i = 0; i < sep.final_state.size(); ++i)
-            RC_ASSERT(sep.final_state[i] == all.final_state[n * sep.final_state.size() + i]);
-        }
-      }
-    });
-}
-
-template <Scalar S> void dplr_two_halves_with_carried_state_equal_one_run() {
-  log_seed();
-  for (Rule r : dplr_rules)
-    rc::prop(name_of(r), [r] {
-      const Case c = draw_case(r, 12, 4, false, false);
-      const std::size_t cut = *size_in(0, c.T);
-      RC_LOG() << describe(c) << " cut=" << cut << "\n";
-      const Inputs<S> in = make_inputs<S>(c);
-      const Options o = c.options();
-      const Output<S> one = run(r, Form::chunk, in, o);
-      const Output<S> first = run(r, Form::chunk, time_slice(in, 0, cut), o);
-      Inputs<S> rest = time_slice(in, cut, c.T);
-      rest.h0 = first.final_state;
-      const Output<S> second = run(r, Form::chunk, rest, o);
-      Output<S> joined{Tensor<S>(one.o.shape()), second.final_state};
-      for (std::size_t b = 0; b < c.B; ++b)
-        for (std::size_t t = 0; t < c.T; ++t)
-          for (std::size_t h = 0; h < c.H; ++h)
-            for (std::size_t j = 0; j < c.V; ++j)
-              joined.o(b, t, h, j) = t < cut ? first.o(b, t, h, j) : second.o(b, t - cut, h, j);
-      std::string why;
-      const bool ok = outputs_agree("halves", joined, one, magnitudes(c, in), why);
-      RC_LOG() << why;
-      RC_ASSERT(ok);
-    });
-}
-
-template <Scalar S> void dplr_causality_is_exact() {
-  log_seed();
-  for (Rule r : dplr_rules)
-    rc::prop(name_of(r), [r] { causality_case<S>(r); });
 }
 
 /// \brief Seed 001, "Reducing to KDA": a = k, b = beta k and values beta v make dplr (seed

@@ -1,23 +1,10 @@
-// ruleproof property tests: dplr (three parameterisations) and iplr, forward forms, in double
-// (dplr_forward_tests.hpp states them; bounds from checks/lowrank_bounds.hpp).
+// ruleproof property tests: dplr (three parameterisations) and iplr, their reductions, mappings,
+// chunk transition and refusals in double (dplr_forward_tests.hpp states them; bounds from
+// checks/lowrank_bounds.hpp).
 #include "dplr_forward_tests.hpp"
 
 using namespace ruleproof::lowrank_tests;
 using S = double;
-
-TEST_CASE("dplr_chunkwise_equals_recurrent_every_chunk_size/double", "[lowrank][double]") {
-  dplr_chunkwise_equals_recurrent_every_chunk_size<S>();
-}
-
-TEST_CASE("dplr_varlen_equals_separate_sequences_bitwise/double", "[lowrank][double]") {
-  dplr_varlen_equals_separate_sequences_bitwise<S>();
-}
-
-TEST_CASE("dplr_two_halves_with_carried_state_equal_one_run/double", "[lowrank][double]") {
-  dplr_two_halves_with_carried_state_equal_one_run<S>();
-}
-
-TEST_CASE("dplr_causality_is_exact/double", "[lowrank][double]") { dplr_causality_is_exact<S>(); }
 
 TEST_CASE("dplr_reduces_to_kda/double", "[lowrank][double]") { dplr_reduces_to_kda<S>(); }
 

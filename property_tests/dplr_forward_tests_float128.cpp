@@ -1,26 +1,11 @@
-// ruleproof property tests: dplr (three parameterisations) and iplr, forward forms, in float128
-// (dplr_forward_tests.hpp states them; bounds from checks/lowrank_bounds.hpp).
+// ruleproof property tests: dplr (three parameterisations) and iplr, their reductions, mappings,
+// chunk transition and refusals in float128 (dplr_forward_tests.hpp states them; bounds from
+// checks/lowrank_bounds.hpp).
 #include "dplr_forward_tests.hpp"
 #include "reference/core/float128.hpp"
 
 using namespace ruleproof::lowrank_tests;
 using S = ruleproof::float128;
-
-TEST_CASE("dplr_chunkwise_equals_recurrent_every_chunk_size/float128", "[lowrank][float128]") {
-  dplr_chunkwise_equals_recurrent_every_chunk_size<S>();
-}
-
-TEST_CASE("dplr_varlen_equals_separate_sequences_bitwise/float128", "[lowrank][float128]") {
-  dplr_varlen_equals_separate_sequences_bitwise<S>();
-}
-
-TEST_CASE("dplr_two_halves_with_carried_state_equal_one_run/float128", "[lowrank][float128]") {
-  dplr_two_halves_with_carried_state_equal_one_run<S>();
-}
-
-TEST_CASE("dplr_causality_is_exact/float128", "[lowrank][float128]") {
-  dplr_causality_is_exact<S>();
-}
 
 TEST_CASE("dplr_reduces_to_kda/float128", "[lowrank][float128]") { dplr_reduces_to_kda<S>(); }
 

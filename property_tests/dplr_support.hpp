@@ -18,7 +18,6 @@
 
 #include "checks/generators.hpp"
 #include "checks/lowrank_bounds.hpp"
-#include "checks/time_slices.hpp"
 #include "seeded_values.hpp"
 
 #include "reference/core/compare.hpp"
@@ -26,7 +25,6 @@
 
 namespace ruleproof::lowrank_tests {
 
-using checks::lowrank::is_dplr;
 using checks::lowrank::name_of;
 using checks::lowrank::param_of;
 using checks::lowrank::Rule;
@@ -117,10 +115,6 @@ template <Scalar S> Cotangents<S> make_cotangents(const Case &c, const Output<S>
 }
 
 enum class Form { recurrent, parallel, chunk };
-inline std::string name_of(Form f) {
-  return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
-}
-inline const std::vector<Form> all_forms{Form::recurrent, Form::parallel, Form::chunk};
 
 template <Scalar S> Output<S> run(Rule r, Form f, const Inputs<S> &in, const Options &opts) {
   if (r == Rule::iplr)
@@ -146,9 +140,6 @@ Grads<S> run_backward(Rule r, const Inputs<S> &in, const Cotangents<S> &ct, cons
   return dplr::chunk_backward(in, ct, opts, dplr::Variant{param_of(r)});
 }
 
-using checks::lowrank::majorant_forward;
-using checks::lowrank::majorant_inputs;
-using checks::lowrank::make_abs;
 using checks::lowrank::max_abs;
 template <class S> using Magnitudes = checks::lowrank::Magnitudes<S>;
 
@@ -198,35 +189,6 @@ template <Scalar S> Tensor<S> tensor_of(const Mat<S> &m) {
     for (Eigen::Index j = 0; j < m.cols(); ++j)
       t(i, j) = m(i, j);
   return t;
-}
-
-using checks::put_time_slice;
-using checks::time_slice;
-
-/// Steps [0, end) of a [B, T, H, V] output.
-template <Scalar S> Tensor<S> rows_before(const Tensor<S> &o, std::size_t end) {
-  return time_slice(o, 0, end);
-}
-
-/// \brief One case of causality for rule r: every input at t >= cut redrawn (from the next
-/// seed) leaves the outputs at t < cut of every form unchanged, to the last bit.
-template <Scalar S> void causality_case(Rule r) {
-  const Case c = draw_case(r, 12, 4, false, false);
-  const std::size_t cut = *size_in(0, c.T);
-  RC_LOG() << describe(c) << " cut=" << cut << "\n";
-  const Inputs<S> in = make_inputs<S>(c);
-  Case other = c;
-  other.values_seed = c.values_seed + 1;
-  const Inputs<S> later = make_inputs<S>(other);
-  Inputs<S> changed = in; // every input at times >= cut redrawn
-  for (auto f : grad_fields<S>())
-    if (f.input != &Inputs<S>::h0)
-      put_time_slice(changed.*f.input, time_slice(later.*f.input, cut, c.T), cut);
-  for (Form f : all_forms) {
-    const Output<S> a = run(r, f, in, c.options()), b = run(r, f, changed, c.options());
-    RC_LOG() << name_of(f) << "\n";
-    RC_ASSERT(identical(rows_before(a.o, cut), rows_before(b.o, cut)));
-  }
 }
 
 /// Logs the RapidCheck seed of the run, to replay with RC_PARAMS="seed=N".

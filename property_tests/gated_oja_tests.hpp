@@ -1,114 +1,20 @@
-// ruleproof property tests: gated_oja (per-value gate), every form, the chunk transition,
-// the gate at 1 against a direct recurrence and the delta rule, and the chunkwise analytic
-// backward against dual numbers and finite differences, as templates over the scalar;
-// gated_oja_tests_<scalar>.cpp states them in one scalar each. Bounds derived in
-// checks/lowrank_bounds.hpp; replay with RC_PARAMS="seed=N" (the seed is logged).
+// ruleproof property tests: gated_oja (per-value gate), what is its own: the chunk
+// transition against its steps, and the gate at 1 against a direct recurrence and the delta
+// rule, as templates over the scalar; gated_oja_tests_<scalar>.cpp states them in one scalar
+// each. The properties every rule has (forms agree, varlen, halves, causality, extreme gates,
+// gradients) are stated once for every rule, gated_oja included, in properties_<scalar>.cpp
+// (checks/properties.hpp). Bounds derived in checks/lowrank_bounds.hpp; replay with
+// RC_PARAMS="seed=N" (the seed is logged).
 #pragma once
 
-#include "dplr_gradient_tests.hpp"
+#include "dplr_support.hpp"
 #include "reference/kda/kda.hpp"
 
 namespace ruleproof::lowrank_tests {
 
 /// A gated_oja case (values of norm <= 1, beta in (0, 1]), varlen half the time.
-inline Case draw(std::size_t max_T, std::size_t max_d, bool extreme) {
-  return draw_case(Rule::gated_oja, max_T, max_d, *rc::gen::arbitrary<bool>(), extreme);
-}
-
-template <Scalar S> void gated_oja_chunkwise_equals_recurrent_every_chunk_size() {
-  log_seed();
-  for (bool extreme : {false, true})
-    prop_cases(extreme ? "extreme gates" : "moderate gates", 40, [extreme] {
-      const Case c0 = draw(10, 4, extreme);
-      RC_LOG() << describe(c0) << "\n";
-      const Inputs<S> in = make_inputs<S>(c0);
-      const Output<S> rec = gated_oja::recurrent(in, c0.options());
-      std::string why;
-      bool ok = true;
-      for (std::size_t C = 1; C <= c0.T + 1; ++C) {
-        Case c = c0;
-        c.C = C;
-        const Magnitudes<S> m = magnitudes(c, in);
-        ok &= outputs_agree("chunk C=" + std::to_string(C), gated_oja::chunk(in, c.options()), rec,
-                            m, why);
-        if (C == 1) { // the parallel form: one chunk as long as the call
-          Case whole = c0;
-          whole.C = std::max<std::size_t>(c0.T, 1);
-          ok &= outputs_agree("parallel", gated_oja::parallel(in, c.options()), rec,
-                              magnitudes(whole, in), why);
-        }
-      }
-      RC_LOG() << why;
-      RC_ASSERT(ok);
-    });
-}
-
-template <Scalar S> void gated_oja_varlen_and_causality_are_exact() {
-  log_seed();
-  rc::prop("varlen equals separate sequences, bitwise", [] {
-    const Case c = draw_case(Rule::gated_oja, 12, 4, true, false);
-    RC_LOG() << describe(c) << "\n";
-    const Inputs<S> in = make_inputs<S>(c);
-    for (Form f : all_forms) {
-      const Output<S> all = run(Rule::gated_oja, f, in, c.options());
-      for (std::size_t n = 0; n + 1 < c.cu_seqlens.size(); ++n) {
-        const std::size_t b = c.cu_seqlens[n], e = c.cu_seqlens[n + 1];
-        Inputs<S> one = in;
-        Options o = c.options();
-        o.cu_seqlens = {0, static_cast<std::int64_t>(b), static_cast<std::int64_t>(e),
-                        static_cast<std::int64_t>(c.T)};
-        // the same sequence, cut out by a different set of offsets
-        if (!in.h0.empty()) {
-          one.h0 = Tensor<S>({3, c.H, c.K, c.V});
-          const std::size_t HKV = c.H * c.K * c.V;
-          for (std::size_t i = 0; i < HKV; ++i)
-            one.h0[HKV + i] = in.h0[n * HKV + i];
-        }
-        const Output<S> sep = run(Rule::gated_oja, f, one, o);
-        for (std::size_t t = b; t < e; ++t)
-          for (std::size_t h = 0; h < c.H; ++h)
-            for (std::size_t j = 0; j < c.V; ++j)
-              RC_ASSERT(sep.o(0, t, h, j) == all.o(0, t, h, j));
-        const std::size_t HKV = c.H * c.K * c.V;
-        for (std::size_t i = 0; i < HKV; ++i)
-          RC_ASSERT(sep.final_state[HKV + i] == all.final_state[n * HKV + i]);
-      }
-    }
-  });
-  rc::prop("causality, bitwise", [] { causality_case<S>(Rule::gated_oja); });
-}
-
-template <Scalar S> void gated_oja_two_halves_with_carried_state_equal_one_run() {
-  log_seed();
-  rc::prop("halves", [] {
-    Case c = draw_case(Rule::gated_oja, 12, 4, false, false);
-    c.B = 1;
-    const std::size_t cut = *size_in(0, c.T);
-    RC_LOG() << describe(c) << " cut=" << cut << "\n";
-    const Inputs<S> in = make_inputs<S>(c);
-    // the row cut into [0, cut) and [cut, T): the second part starts from the first's state
-    Options cut_opts = c.options();
-    cut_opts.cu_seqlens = {0, static_cast<std::int64_t>(cut), static_cast<std::int64_t>(c.T)};
-    Inputs<S> two = in;
-    Tensor<S> h0({2, c.H, c.K, c.V});
-    const std::size_t HKV = c.H * c.K * c.V;
-    for (std::size_t i = 0; i < in.h0.size(); ++i)
-      h0[i] = in.h0[i];
-    two.h0 = h0;
-    const Output<S> parts = gated_oja::chunk(two, cut_opts); // h0 of part 2 is 0 here
-    two.h0 = h0;
-    for (std::size_t i = 0; i < HKV; ++i)
-      two.h0[HKV + i] = parts.final_state[i]; // carry the first part's state
-    const Output<S> carried = gated_oja::chunk(two, cut_opts);
-    const Output<S> whole = gated_oja::chunk(in, c.options());
-    Output<S> joined{carried.o, Tensor<S>(whole.final_state.shape())};
-    for (std::size_t i = 0; i < HKV; ++i)
-      joined.final_state[i] = carried.final_state[HKV + i];
-    std::string why;
-    const bool ok = outputs_agree("halves", joined, whole, magnitudes(c, in), why);
-    RC_LOG() << why;
-    RC_ASSERT(ok);
-  });
+inline Case draw(std::size_t max_T, std::size_t max_d) {
+  return draw_case(Rule::gated_oja, max_T, max_d, *rc::gen::arbitrary<bool>(), false);
 }
 
 /// \brief Seed 000's D^C and H^C: the chunk's transition h' = h D^T + H equals the product of
@@ -116,7 +22,7 @@ template <Scalar S> void gated_oja_two_halves_with_carried_state_equal_one_run()
 template <Scalar S> void gated_oja_chunk_transition_is_the_product_of_its_steps() {
   log_seed();
   rc::prop("D, H", [] {
-    const Case c = draw(10, 4, false);
+    const Case c = draw(10, 4);
     RC_LOG() << describe(c) << "\n";
     const Inputs<S> in = make_inputs<S>(c);
     const Options o = c.options();
@@ -171,7 +77,7 @@ template <Scalar S> void gated_oja_chunk_transition_is_the_product_of_its_steps(
 template <Scalar S> void gated_oja_with_gate_one_is_the_oja_rule() {
   log_seed();
   rc::prop("g = 0", [] {
-    const Case c = draw(10, 4, false);
+    const Case c = draw(10, 4);
     RC_LOG() << describe(c) << "\n";
     Inputs<S> in = make_inputs<S>(c);
     in.g = Tensor<S>(in.g.shape()); // g = 0
@@ -224,11 +130,6 @@ template <Scalar S> void gated_oja_with_gate_one_is_the_oja_rule() {
     RC_LOG() << why;
     RC_ASSERT(ok);
   });
-}
-
-template <Scalar S> void gated_oja_gradients_equal_dual_and_finite_differences() {
-  log_seed();
-  gradients_hold<S>(Rule::gated_oja, 25, 10);
 }
 
 } // namespace ruleproof::lowrank_tests

@@ -34,3 +34,8 @@ TEST_CASE("later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates/do
           "[property][double]") {
   check_every_rule(scalar, Property::causality_extreme_gates);
 }
+
+TEST_CASE("chunk_backward_equals_finite_differences_equals_dual_extreme_gates/double",
+          "[property][double]") {
+  check_every_rule(scalar, Property::gradients_extreme_gates);
+}

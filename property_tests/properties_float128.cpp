@@ -41,6 +41,11 @@ TEST_CASE("later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates/fl
   check_every_rule(scalar, Property::causality_extreme_gates);
 }
 
+TEST_CASE("chunk_backward_equals_finite_differences_equals_dual_extreme_gates/float128",
+          "[property][float128]") {
+  check_every_rule(scalar, Property::gradients_extreme_gates);
+}
+
 TEST_CASE("a_measure_keeps_the_error_of_values_that_round_to_one_double", "[property][float128]") {
   // 1 and 1 + 2^-80 are one double apart by nothing: the error a Measure records must be taken
   // in float128, where it is 2^-80, and agree with the ratio it records (0.5 of a bound 2^-79).

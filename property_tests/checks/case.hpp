@@ -19,22 +19,24 @@ namespace ruleproof::checks {
 
 /// \brief The properties every rule must have. Names state the property.
 enum class Property {
-  forms_agree,   ///< parallel and chunkwise (every C >= 1) equal the recurrent form
-  varlen,        ///< cu_seqlens (B == 1, empty sequences allowed) equals each sequence alone
-  halves,        ///< two halves, the first's final state as the second's initial state
-  causality,     ///< inputs at t >= P leave outputs at t < P bitwise unchanged
-  gradients,     ///< chunk_backward == finite differences == dual numbers
-  extreme_gates, ///< g in {-1e-8, -60} mixed: finite and equal to the recurrent form
-  causality_extreme_gates, ///< causality with g in {-1e-8, -60} mixed
+  forms_agree, ///< parallel and chunkwise (every C >= 1) equal the recurrent form
+  varlen,      ///< cu_seqlens (B == 1, empty sequences allowed) equals each sequence alone, bitwise
+  halves,      ///< two halves, the first's final state as the second's initial state
+  causality,   ///< inputs at t >= P leave outputs at t < P bitwise unchanged
+  gradients,   ///< chunk_backward == finite differences == dual numbers
+  extreme_gates, ///< g in {-1e-8, -60, -3000} mixed: finite and equal to the recurrent form
+  causality_extreme_gates, ///< causality with g in {-1e-8, -60, -3000} mixed
+  gradients_extreme_gates, ///< gradients with g in {-2^-16, -60, -3000} mixed
 };
 
-inline const std::array<Property, 7> all_properties{Property::forms_agree,
+inline const std::array<Property, 8> all_properties{Property::forms_agree,
                                                     Property::varlen,
                                                     Property::halves,
                                                     Property::causality,
                                                     Property::gradients,
                                                     Property::extreme_gates,
-                                                    Property::causality_extreme_gates};
+                                                    Property::causality_extreme_gates,
+                                                    Property::gradients_extreme_gates};
 
 inline std::string name_of(Property p) {
   switch (p) {
@@ -46,6 +48,8 @@ inline std::string name_of(Property p) {
   case Property::extreme_gates: return "extreme_gates_give_finite_results_equal_to_recurrent";
   case Property::causality_extreme_gates:
     return "later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates";
+  case Property::gradients_extreme_gates:
+    return "chunk_backward_equals_finite_differences_equals_dual_extreme_gates";
   }
   return "?";
 }
@@ -80,6 +84,12 @@ struct RuleInfo {
   bool has_ab = false;                   ///< DPLR / IPLR low-rank pair a, b: rows ||.||_2 <= 1
   bool stateless = false;                ///< no state (softmax attention): no h0, no final state
   bool optional_gate = false;            ///< the gate may be left out: half the cases have none
+  /// The delta rules' variants, drawn per case: q, k normalised inside the op, beta in (0, 2),
+  /// grouped value heads (Case::qk_l2norm, neg_eigval, value_groups).
+  bool delta_variants = false;
+  /// Softmax attention's position encodings, drawn per case: ALiBi, rotary q, k and v, o
+  /// (Case::alibi_slope, rope_qk, rope_vo).
+  bool softmax_encodings = false;
   // sympow (symmetric power attention, seed 004) rows of `ruleproof verify`:
   int power = 0;          ///< p; 0 for every rule of rules::All
   bool normalise = false; ///< Y = S phi(Q') / (Z phi(Q')) (even p)
@@ -92,7 +102,8 @@ struct RuleInfo {
 /// so far: its three forms agree, and its gradients (varlen and causality are not stated for
 /// it yet; halves would need the rotation angle carried beside the state).
 inline std::string not_applicable(Property p, const RuleInfo &r) {
-  const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates;
+  const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates ||
+                       p == Property::gradients_extreme_gates;
   if (r.power > 0 && p != Property::forms_agree && p != Property::gradients)
     return "sympow rows state only forms agree and gradients yet";
   if (extreme && r.gate == GateKind::none)
@@ -126,8 +137,21 @@ struct Case {
   int power = 0;                                      ///< sympow: p (0: a rule of rules::All)
   bool normalise = false;                             ///< sympow: normalised
   double rotary_base = 0; ///< sympow: N of the rotary rates (0: no rotation)
+  // The rule's variant (RuleInfo::delta_variants, softmax_encodings); the defaults are the
+  // registry's rule itself.
+  std::size_t value_groups = 1; ///< delta rules: H * value_groups value heads (v, g, beta, h0)
+  bool qk_l2norm = false;       ///< delta rules: q, k -> x / sqrt(||x||^2 + eps) inside the op
+  bool neg_eigval = false;      ///< delta rules: beta in (0, 2), I - beta k k^T nears -1
+  double alibi_slope = 0;       ///< softmax_attn: the bias -m (i - j)
+  bool rope_qk = false;         ///< softmax_attn: q, k rotated (base rope_base)
+  bool rope_vo = false;         ///< softmax_attn: v rotated, o rotated back (base rope_base)
+  static constexpr double rope_base = 100;
 
   std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
+  /// Heads of v, the gate, beta and the state: H, or H * value_groups with grouped value heads.
+  std::size_t value_heads() const { return H * value_groups; }
+  bool has_delta_variant() const { return qk_l2norm || neg_eigval; }
+  bool has_encoding() const { return alibi_slope != 0 || rope_qk || rope_vo; }
 };
 
 /// " cu_seqlens=[0,3,3,7]", or nothing without offsets: how every case description shows them.
@@ -162,6 +186,17 @@ inline std::string describe(const Case &c) {
   if (c.power > 0)
     os << " p=" << c.power << " normalised=" << (c.normalise ? "yes" : "no")
        << " rotary_base=" << c.rotary_base;
+  if (c.value_groups > 1)
+    os << " value_heads=" << c.value_heads();
+  if (c.qk_l2norm)
+    os << " qk_l2norm=yes";
+  if (c.neg_eigval)
+    os << " beta_up_to_2=yes";
+  if (c.alibi_slope != 0)
+    os << " alibi_slope=" << c.alibi_slope;
+  if (c.rope_qk || c.rope_vo)
+    os << " rope_qk=" << (c.rope_qk ? "yes" : "no") << " rope_vo=" << (c.rope_vo ? "yes" : "no")
+       << " rope_base=" << Case::rope_base;
   os << describe_offsets(c.cu_seqlens);
   detail::show_values(os, "q", c.q);
   detail::show_values(os, "k", c.k);

@@ -64,8 +64,25 @@ inline rc::Gen<double> gate_value() {
                       [](std::size_t i) { return -static_cast<double>(i + 1) / 8; });
 }
 
-/// A log-gate at one of the two extremes: barely decaying or decaying by e^-60 a step.
-inline rc::Gen<double> extreme_gate_value() { return rc::gen::element(-1e-8, -60.0); }
+/// \brief Which log-gates a case draws: ordinary ones (gate_value), or a mix of extremes:
+/// barely decaying, e^-60 and e^-3000 a step. shared::ChunkDecay factors a row of a chunk only
+/// while its cumulative log-decay stays under half the exponent range of the scalar (354 in
+/// double, 5678 in long double and float128) and takes the rest pairwise: 6 steps of -60 pass
+/// double's, 2 of -3000 long double's and float128's. `extreme_interior` (gradient cases)
+/// barely decays by 2^-16 rather than 1e-8, so that finite differences (steps up to
+/// 2 eps^(1/3) of double) keep g < 0.
+enum class Gates { ordinary, extreme, extreme_interior };
+
+inline rc::Gen<double> extreme_gate_value() { return rc::gen::element(-1e-8, -60.0, -3000.0); }
+
+inline rc::Gen<double> gate_value(Gates gates) {
+  switch (gates) {
+  case Gates::ordinary: return gate_value();
+  case Gates::extreme: return extreme_gate_value();
+  case Gates::extreme_interior: return rc::gen::element(-1.0 / 65536, -60.0, -3000.0);
+  }
+  return gate_value();
+}
 
 inline rc::Gen<std::vector<double>> values(std::size_t n, rc::Gen<double> value) {
   return rc::gen::container<std::vector<double>>(n, std::move(value));
@@ -89,20 +106,25 @@ inline std::vector<double> features(const RuleInfo &r, std::size_t K, std::size_
 inline std::size_t gate_count(const Case &c) {
   switch (c.gate) {
   case GateKind::none: return 0;
-  case GateKind::scalar: return c.B * c.T * c.H;
-  case GateKind::key: return c.B * c.T * c.H * c.K;
-  case GateKind::value: return c.B * c.T * c.H * c.V;
+  case GateKind::scalar: return c.B * c.T * c.value_heads();
+  case GateKind::key: return c.B * c.T * c.value_heads() * c.K;
+  case GateKind::value: return c.B * c.T * c.value_heads() * c.V;
   }
   return 0;
 }
 
 /// beta in the rule's range (beta_low, beta_high]: beta_low + (beta_high - beta_low) m/8 for
-/// m in [1, 8], shrinking towards m = 1. `interior` (and an open range): m <= 7, so that
-/// finite differences (steps of 2 eps^(1/3)) stay inside the range.
+/// m in [1, 8], shrinking towards m = 1. `interior`: m <= 7, so that finite differences
+/// (steps of 2 eps^(1/3)) stay inside the range. An open range (beta_low, beta_high) takes
+/// m = 8 as beta_high - (beta_high - beta_low)/1024 instead: near the open end (the delta
+/// rules' beta up to 2, where I - beta k k^T nears the eigenvalue -1).
 inline std::vector<double> betas(const RuleInfo &r, std::size_t n, bool interior) {
-  const std::size_t top = interior || r.beta_high_open ? 7 : 8;
+  const std::size_t top = interior ? 7 : 8;
   return *values(n, rc::gen::map(size_in(1, top), [r](std::size_t m) {
-                   return r.beta_low + (r.beta_high - r.beta_low) * static_cast<double>(m) / 8;
+                   const double width = r.beta_high - r.beta_low;
+                   return m == 8 && r.beta_high_open
+                              ? r.beta_high - width / 1024
+                              : r.beta_low + width * static_cast<double>(m) / 8;
                  }));
 }
 
@@ -132,22 +154,50 @@ inline std::vector<double> low_rank_rows(std::size_t K, std::size_t n) {
   return in_unit_ball(*values(n, signed_value()), K);
 }
 
-/// Draws q, k, v, g (extreme or ordinary), beta, the initial state and the low-rank pair
-/// once the shape is set. A rule whose gate is optional has none in half the ordinary cases.
-inline void draw_values(Case &c, const RuleInfo &r, bool extreme, bool interior_beta = false) {
-  const std::size_t rows = c.B * c.T * c.H;
-  if (r.optional_gate && !extreme && *rc::gen::arbitrary<bool>())
+/// \brief Draws the rule's variant into c once B, H, K, V are set: the delta rules' (q, k
+/// normalised inside the op, beta in (0, 2), two value heads a query/key head), softmax
+/// attention's encodings (ALiBi slope m/8 for m in [0, 4], rotary q, k and rotary v, o, which
+/// make K, V even). Returns the rule as its values must be drawn for that variant (keys
+/// left as they are when the op normalises them, beta's range up to 2). Every draw shrinks
+/// towards the registry's rule itself.
+inline RuleInfo draw_variant(Case &c, const RuleInfo &r) {
+  RuleInfo v = r;
+  if (r.delta_variants) {
+    c.value_groups = *size_in(1, 2);
+    c.qk_l2norm = *rc::gen::arbitrary<bool>();
+    c.neg_eigval = *rc::gen::arbitrary<bool>();
+    if (c.qk_l2norm)
+      v.normalised_keys = false;
+    if (c.neg_eigval)
+      v.beta_high = 2, v.beta_high_open = true;
+  }
+  if (r.softmax_encodings) {
+    c.alibi_slope = static_cast<double>(*size_in(0, 4)) / 8;
+    c.rope_qk = *rc::gen::arbitrary<bool>();
+    c.rope_vo = *rc::gen::arbitrary<bool>();
+    c.K += c.rope_qk ? c.K % 2 : 0;
+    c.V += c.rope_vo ? c.V % 2 : 0;
+    c.state_columns = c.V + r.extra_state_columns;
+  }
+  return v;
+}
+
+/// Draws q, k, v, g, beta, the initial state and the low-rank pair once the shape is set.
+/// A rule whose gate is optional has none in half the ordinary cases.
+inline void draw_values(Case &c, const RuleInfo &r, Gates gates, bool interior_beta = false) {
+  const std::size_t rows = c.B * c.T * c.H, value_rows = c.B * c.T * c.value_heads();
+  if (r.optional_gate && gates == Gates::ordinary && *rc::gen::arbitrary<bool>())
     c.gate = GateKind::none;
   c.q = features(r, c.K, rows * c.K);
   c.k = keys(r, c.K, rows * c.K);
-  c.v = values_of(r, c.V, rows * c.V);
-  c.g = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
+  c.v = values_of(r, c.V, value_rows * c.V);
+  c.g = *values(gate_count(c), gate_value(gates));
   c.has_beta = r.has_beta;
   if (r.has_beta)
-    c.beta = betas(r, rows, interior_beta);
+    c.beta = betas(r, value_rows, interior_beta);
   c.has_h0 = !r.stateless && *rc::gen::arbitrary<bool>();
   if (c.has_h0) {
-    const std::size_t n = c.sequences() * c.H * c.K * c.state_columns;
+    const std::size_t n = c.sequences() * c.value_heads() * c.K * c.state_columns;
     c.h0 = *values(n, signed_value());
     if (c.state_columns > c.V) // z, the running sum of phi(k), starts positive
       for (std::size_t i = c.state_columns - 1; i < n; i += c.state_columns)
@@ -224,34 +274,65 @@ inline rc::Gen<Case> sympow_case_for(Property p, const RuleInfo &r) {
   });
 }
 
+/// \brief Rows of q and k ([rows, K]) with ||x||_2 >= 1/4 (the first entry at least 1/4 in
+/// magnitude): x / sqrt(||x||^2 + eps) bends on the scale ||x||, and the finite-difference step
+/// eps^(1/3) must resolve it (gradient cases with q, k normalised inside the op).
+inline void away_from_zero(std::vector<double> &x, std::size_t K) {
+  for (std::size_t i = 0; i < x.size(); i += K)
+    if (std::abs(x[i]) < 0.25)
+      x[i] = x[i] < 0 ? -0.25 : 0.25;
+}
+
 /// \brief The generator of cases for property p on rule r.
+///
+/// Sizes: B, H <= 2, K <= 5, V <= 4 (K <= 4 with extreme gates; K, V <= 3 for gradients,
+/// whose dual numbers and finite differences run the forward once or four times per input),
+/// then the rule's variant (draw_variant). Forms agree: T <= 20, a third of the cases one row
+/// cut into sequences (empty ones included), any chunk size C <= T + 2. Extreme gates: T in
+/// [1, 24], half the time one chunk holding all of it. Varlen: up to 4 sequences of up to 7
+/// steps. Halves: T <= 16, any split. Causality: T in [1, 16], P < T, every input at t >= P
+/// drawn again (q, k, v eight times as large). Gradients: T <= 8 (<= 7 with two rows or two
+/// heads), a third of the cases cut into sequences, beta inside its range, a final-state
+/// cotangent half the time.
 inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
   if (r.power > 0)
     return sympow_case_for(p, r);
   return rc::gen::exec([p, r] {
     Case c;
     c.gate = r.gate;
-    const auto dims = [&](std::size_t max_b, std::size_t max_h, std::size_t max_kv) {
+    RuleInfo v = r; // as the values must be drawn for the case's variant
+    const auto dims = [&](std::size_t max_b, std::size_t max_h, std::size_t max_k,
+                          std::size_t max_v) {
       c.B = *size_in(1, max_b);
       c.H = *size_in(1, max_h);
-      c.K = *size_in(1, max_kv);
-      c.V = *size_in(1, max_kv);
+      c.K = *size_in(1, max_k);
+      c.V = *size_in(1, max_v);
       c.state_columns = c.V + r.extra_state_columns;
+      v = draw_variant(c, r);
+    };
+    // A third of the cases: one row of T steps cut into sequences, empty ones included.
+    const auto maybe_varlen = [&] {
+      if (*size_in(0, 2) == 0) {
+        c.B = 1;
+        c.cu_seqlens = cut_into_sequences(c.T);
+      }
     };
     switch (p) {
     case Property::forms_agree:
     case Property::extreme_gates: {
       const bool extreme = p == Property::extreme_gates;
-      dims(extreme ? 1 : 2, extreme ? 1 : 2, extreme ? 3 : 4);
+      dims(2, 2, extreme ? 4 : 5, 4);
       // Extreme gates: long sequences and, half the time, one chunk holding all of them, so
-      // a chunk's decay span passes the exponent range of double (e^-708) now and then.
-      c.T = extreme ? *size_in(12, 24) : *size_in(0, 20);
-      c.C = extreme && *rc::gen::arbitrary<bool>() ? c.T : *size_in(1, c.T + 2);
-      draw_values(c, r, extreme);
+      // a chunk's decay span passes the exponent range of the scalar now and then.
+      c.T = extreme ? *size_in(1, 24) : *size_in(0, 20);
+      maybe_varlen();
+      c.C = extreme && *rc::gen::arbitrary<bool>() ? std::max<std::size_t>(c.T, 1)
+                                                   : *size_in(1, c.T + 2);
+      draw_values(c, v, extreme ? Gates::extreme : Gates::ordinary);
       break;
     }
     case Property::varlen: {
-      dims(1, 2, 3);
+      dims(1, 2, 5, 4);
       const std::size_t N = *size_in(1, 4);
       c.cu_seqlens = {0};
       std::size_t longest = 0;
@@ -262,48 +343,64 @@ inline rc::Gen<Case> case_for(Property p, const RuleInfo &r) {
       }
       c.T = static_cast<std::size_t>(c.cu_seqlens.back());
       c.C = *size_in(1, longest + 2);
-      draw_values(c, r, false);
+      draw_values(c, v, Gates::ordinary);
       break;
     }
     case Property::halves: {
-      dims(2, 2, 3);
+      dims(2, 2, 5, 4);
       c.T = *size_in(0, 16);
       c.split = *size_in(0, c.T);
       c.C = *size_in(1, c.T + 2);
-      draw_values(c, r, false);
+      draw_values(c, v, Gates::ordinary);
       break;
     }
     case Property::causality:
     case Property::causality_extreme_gates: {
-      dims(2, 2, 3);
+      dims(2, 2, 5, 4);
       c.T = *size_in(1, 16);
       c.split = *size_in(0, c.T - 1);
       c.C = *size_in(1, c.T + 2);
       // Extreme gates: a chunk whose decay span crosses a threshold must not let later
       // steps change how earlier ones are computed.
-      const bool extreme = p == Property::causality_extreme_gates;
-      draw_values(c, r, extreme);
-      const std::size_t rows = c.B * c.T * c.H;
-      c.q_late = features(r, c.K, rows * c.K);
-      c.k_late = keys(r, c.K, rows * c.K);
-      c.v_late = values_of(r, c.V, rows * c.V);
-      c.g_late = *values(gate_count(c), extreme ? extreme_gate_value() : gate_value());
-      if (r.has_beta)
-        c.beta_late = betas(r, rows, false);
-      if (r.has_ab) {
+      const Gates gates = p == Property::causality_extreme_gates ? Gates::extreme : Gates::ordinary;
+      draw_values(c, v, gates);
+      // The later q, k, v eight times as large as the earlier ones where the rule's domain
+      // allows (not normalised keys or values): a later step leaking into an earlier output
+      // would take over, as a later score would take over a softmax row's running maximum.
+      const auto magnified = [](std::vector<double> x, bool allowed) {
+        for (double &e : x)
+          e *= allowed ? 8 : 1;
+        return x;
+      };
+      const std::size_t rows = c.B * c.T * c.H, value_rows = c.B * c.T * c.value_heads();
+      c.q_late = magnified(features(v, c.K, rows * c.K), true);
+      c.k_late = magnified(keys(v, c.K, rows * c.K), !v.normalised_keys);
+      c.v_late = magnified(values_of(v, c.V, value_rows * c.V), !v.normalised_values);
+      c.g_late = *values(gate_count(c), gate_value(gates));
+      if (v.has_beta)
+        c.beta_late = betas(v, value_rows, false);
+      if (v.has_ab) {
         c.a_late = low_rank_rows(c.K, rows * c.K);
         c.b_late = low_rank_rows(c.K, rows * c.K);
       }
       break;
     }
-    case Property::gradients: {
-      dims(1, 1, 3);
-      c.T = *size_in(0, 8);
+    case Property::gradients:
+    case Property::gradients_extreme_gates: {
+      dims(2, 2, 3, 3);
+      c.T = *size_in(0, c.B * c.H > 1 ? 7 : 8);
+      maybe_varlen();
       c.C = *size_in(1, c.T + 2);
-      draw_values(c, r, false, true);
-      c.d_o = *values(c.B * c.T * c.H * c.V, signed_value());
+      draw_values(
+          c, v, p == Property::gradients_extreme_gates ? Gates::extreme_interior : Gates::ordinary,
+          true);
+      if (c.qk_l2norm) {
+        away_from_zero(c.q, c.K);
+        away_from_zero(c.k, c.K);
+      }
+      c.d_o = *values(c.B * c.T * c.value_heads() * c.V, signed_value());
       if (!r.stateless && *rc::gen::arbitrary<bool>())
-        c.d_ht = *values(c.sequences() * c.H * c.K * c.state_columns, signed_value());
+        c.d_ht = *values(c.sequences() * c.value_heads() * c.K * c.state_columns, signed_value());
       break;
     }
     }

@@ -49,6 +49,12 @@
 // attention (BoundFamily::softmax): the scores' absolute error turned into the
 // probabilities' relative error, derived in softmax_bounds.hpp. forward_bound and
 // gradient_bound below pick the family from the rule.
+//
+// Variants. A case carries the variant of its rule that the generators drew
+// (generators.hpp, draw_variant): the delta rules' q, k normalised inside the op, beta up to 2
+// and grouped value heads, softmax attention's ALiBi and rotary encodings. run_form and
+// run_backward run the forms in it (the registry's rule itself where the case has none), and
+// the bounds are derived for it.
 #pragma once
 
 #include <algorithm>
@@ -87,6 +93,8 @@ template <class Rule> RuleInfo info_of() {
   r.normalised_values = Rule::domain().normalised_values;
   r.stateless = Rule::domain().stateless;
   r.optional_gate = Rule::domain().optional_gate;
+  r.delta_variants = rules::bound_family_of<Rule>() == rules::BoundFamily::contraction;
+  r.softmax_encodings = rules::bound_family_of<Rule>() == rules::BoundFamily::softmax;
   return r;
 }
 
@@ -101,27 +109,30 @@ template <class S> Tensor<S> tensor_of(const Shape &shape, const std::vector<dou
   return t;
 }
 
+/// The gate's shape; its heads are the value heads (the delta rules' grouped value heads).
 inline Shape gate_shape(const Case &c) {
+  const std::size_t HV = c.value_heads();
   switch (c.gate) {
   case GateKind::none: return {};
-  case GateKind::scalar: return {c.B, c.T, c.H};
-  case GateKind::key: return {c.B, c.T, c.H, c.K};
-  case GateKind::value: return {c.B, c.T, c.H, c.V};
+  case GateKind::scalar: return {c.B, c.T, HV};
+  case GateKind::key: return {c.B, c.T, HV, c.K};
+  case GateKind::value: return {c.B, c.T, HV, c.V};
   }
   return {};
 }
 
 template <class S> Inputs<S> inputs_of(const Case &c) {
+  const std::size_t HV = c.value_heads();
   Inputs<S> in;
   in.q = tensor_of<S>({c.B, c.T, c.H, c.K}, c.q);
   in.k = tensor_of<S>({c.B, c.T, c.H, c.K}, c.k);
-  in.v = tensor_of<S>({c.B, c.T, c.H, c.V}, c.v);
+  in.v = tensor_of<S>({c.B, c.T, HV, c.V}, c.v);
   if (c.gate != GateKind::none)
     in.g = tensor_of<S>(gate_shape(c), c.g);
   if (c.has_beta)
-    in.beta = tensor_of<S>({c.B, c.T, c.H}, c.beta);
+    in.beta = tensor_of<S>({c.B, c.T, HV}, c.beta);
   if (c.has_h0)
-    in.h0 = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.h0);
+    in.h0 = tensor_of<S>({c.sequences(), HV, c.K, c.state_columns}, c.h0);
   if (c.has_ab) {
     in.a = tensor_of<S>({c.B, c.T, c.H, c.K}, c.a);
     in.b = tensor_of<S>({c.B, c.T, c.H, c.K}, c.b);
@@ -131,9 +142,9 @@ template <class S> Inputs<S> inputs_of(const Case &c) {
 
 template <class S> Cotangents<S> cotangents_of(const Case &c) {
   Cotangents<S> ct;
-  ct.d_o = tensor_of<S>({c.B, c.T, c.H, c.V}, c.d_o);
+  ct.d_o = tensor_of<S>({c.B, c.T, c.value_heads(), c.V}, c.d_o);
   if (!c.d_ht.empty())
-    ct.d_ht = tensor_of<S>({c.sequences(), c.H, c.K, c.state_columns}, c.d_ht);
+    ct.d_ht = tensor_of<S>({c.sequences(), c.value_heads(), c.K, c.state_columns}, c.d_ht);
   return ct;
 }
 
@@ -260,40 +271,114 @@ template <class Rule> lowrank::Rule lowrank_rule() {
     return lowrank::rule_of(Rule::param);
 }
 
-/// The delta family's variant, as the rule's signature gives it.
-template <class Rule> kda::Variant delta_variant() {
+/// The delta family's variant: the rule's signature's, with the case's (q, k normalised
+/// inside the op, beta in (0, 2)).
+template <class Rule> kda::Variant delta_variant(const Case &c) {
   kda::Variant var;
-  var.allow_neg_eigval = Rule::signature().beta_high > 1;
+  var.use_qk_l2norm = c.qk_l2norm;
+  var.allow_neg_eigval = c.neg_eigval || Rule::signature().beta_high > 1;
   return var;
 }
 
-/// \brief Element-wise bounds on the difference of two forward forms of Rule on `in`, both
-/// computed in S with options `opts` (any chunk size up to the longest sequence, and the
-/// parallel form): o and final_state, shaped like the outputs `like`.
+/// Softmax attention's encoding: the rule's, with the case's ALiBi and rotary encodings.
+template <class Rule> softmax_attn::Encoding softmax_encoding(const Case &c) {
+  softmax_attn::Encoding enc = Rule::encoding;
+  if (c.has_encoding()) {
+    enc.alibi_slope = c.alibi_slope;
+    enc.rope_qk = c.rope_qk;
+    enc.rope_vo = c.rope_vo;
+    enc.rope_base = Case::rope_base;
+  }
+  return enc;
+}
+
+/// \brief The forms of Rule in the case's variant: the registry's rule itself, or, for a
+/// delta rule with q, k normalised inside the op or beta up to 2, kda's family driver with
+/// that variant (what the registry's delta rules call with the default one), and for softmax
+/// attention with an encoding, its forms with that encoding. X: the scalar, or dual numbers.
+enum class Form { recurrent, parallel, chunk };
+inline const char *name_of(Form f) {
+  return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
+}
+
+template <class Rule, class X>
+Output<X> run_form(Form f, const Inputs<X> &x, const Options &o, const Case &c) {
+  if constexpr (is_contraction<Rule>()) {
+    if (c.has_delta_variant()) {
+      const GateKind gate = Rule::signature().gate;
+      const kda::Variant var = delta_variant<Rule>(c);
+      switch (f) {
+      case Form::recurrent: return kda::family::recurrent(x, o, gate, var);
+      case Form::parallel: return kda::family::parallel(x, o, gate, var);
+      case Form::chunk: return kda::family::chunk(x, o, gate, var);
+      }
+    }
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
+    if (c.has_encoding()) {
+      const softmax_attn::Encoding enc = softmax_encoding<Rule>(c);
+      switch (f) {
+      case Form::recurrent: return softmax_attn::recurrent(x, o, enc);
+      case Form::parallel: return softmax_attn::parallel(x, o, enc);
+      case Form::chunk: return softmax_attn::chunk(x, o, enc);
+      }
+    }
+  }
+  switch (f) {
+  case Form::recurrent: return Rule::recurrent(x, o);
+  case Form::parallel: return Rule::parallel(x, o);
+  case Form::chunk: return Rule::chunk(x, o);
+  }
+  return {};
+}
+
+/// The chunkwise analytic backward of Rule in the case's variant (as run_form).
+template <class Rule, class S>
+Grads<S> run_backward(const Inputs<S> &x, const Cotangents<S> &ct, const Options &o,
+                      const Case &c) {
+  if constexpr (is_contraction<Rule>()) {
+    if (c.has_delta_variant())
+      return kda::family::chunk_backward(x, ct, o, Rule::signature().gate, delta_variant<Rule>(c));
+  } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
+    if (c.has_encoding())
+      return softmax_attn::chunk_backward(x, ct, o, softmax_encoding<Rule>(c));
+  }
+  return Rule::chunk_backward(x, ct, o);
+}
+
+/// The options a form's bound is derived for: the parallel form is one chunk as long as the
+/// longest sequence; the chunkwise form has the case's chunk size (and the recurrent form
+/// none: any width bounds it).
+inline Options bound_options(const Options &opts, Form f, const Case &c) {
+  Options o = opts;
+  if (f == Form::parallel)
+    o.chunk_size = std::max<std::size_t>(longest(c), 1);
+  return o;
+}
+
+/// \brief Element-wise bounds on the difference of a forward form of Rule on `in` from the
+/// recurrent form, both computed in S, the form's width given by `opts` (bound_options: the
+/// chunk size, the whole sequence for the parallel form): o and final_state, shaped like the
+/// outputs `like`.
 template <class Rule, class S>
 Output<S> forward_bound(const Inputs<S> &in, const Options &opts, const Case &c,
                         const Output<S> &like) {
   if constexpr (is_contraction<Rule>()) {
-    // The parallel form is one chunk as long as the sequence: take the larger width.
-    Options o = opts;
-    o.chunk_size = std::max<std::size_t>({opts.chunk_size, longest(c), 1});
+    // kappa covers chunk size opts.chunk_size and the whole sequence (delta_bounds.hpp).
     const delta::Magnitudes m =
-        delta::magnitudes(in, o, Rule::signature().gate, delta_variant<Rule>());
+        delta::magnitudes(in, opts, Rule::signature().gate, delta_variant<Rule>(c));
     const delta::ForwardBound<S> b = delta::forward_bound<S>(
-        delta::forward_ops(in.q.dim(1), o.chunk_size, in.q.dim(3), in.v.dim(3)), m);
+        delta::forward_ops(in.q.dim(1), opts.chunk_size, in.q.dim(3), in.v.dim(3)), m);
     const S floor = from_double<S>(forward_depth(c)) * std::numeric_limits<S>::min();
     return {Tensor<S>(like.o.shape(), S(b.o + floor)),
             Tensor<S>(like.final_state.shape(), S(b.state + floor))};
   } else if constexpr (is_family<Rule>(rules::BoundFamily::low_rank)) {
-    // The parallel form is one chunk as long as the sequence: take the larger width (kappa
-    // covers every chunk size, the whole sequence bounding its sub-chunks).
-    Options o = opts;
-    o.chunk_size = std::max<std::size_t>({opts.chunk_size, longest(c), 1});
+    // kappa covers chunk size opts.chunk_size and the whole sequence, which as one chunk
+    // bounds every sub-chunk (lowrank_bounds.hpp).
     const lowrank::ForwardBound<S> b =
-        lowrank::forward_bound(lowrank::magnitudes(lowrank_rule<Rule>(), in, o));
+        lowrank::forward_bound(lowrank::magnitudes(lowrank_rule<Rule>(), in, opts));
     return {Tensor<S>(like.o.shape(), b.o), Tensor<S>(like.final_state.shape(), b.state)};
   } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
-    return {softmax::forward_bound(in, opts, Rule::encoding).output, Tensor<S>()};
+    return {softmax::forward_bound(in, opts, softmax_encoding<Rule>(c)).output, Tensor<S>()};
   } else {
     const Output<S> mag = Rule::recurrent(magnitude_inputs<Rule>(in), opts);
     const double n = forward_depth(c);
@@ -301,11 +386,10 @@ Output<S> forward_bound(const Inputs<S> &in, const Options &opts, const Case &c,
   }
 }
 
-/// Calls fn(name, form) for the three forward forms of Rule in S.
-template <class Rule, class S, class Fn> void for_each_form(Fn fn) {
-  fn("recurrent", [](const Inputs<S> &x, const Options &o) { return Rule::recurrent(x, o); });
-  fn("parallel", [](const Inputs<S> &x, const Options &o) { return Rule::parallel(x, o); });
-  fn("chunk", [](const Inputs<S> &x, const Options &o) { return Rule::chunk(x, o); });
+/// Calls fn(form, run) for the three forward forms of Rule in S, in the case's variant.
+template <class Rule, class S, class Fn> void for_each_form(const Case &c, Fn fn) {
+  for (Form f : {Form::recurrent, Form::parallel, Form::chunk})
+    fn(f, [f, &c](const Inputs<S> &x, const Options &o) { return run_form<Rule>(f, x, o, c); });
 }
 
 /// State n of [N, H, K, V'] as a [1, H, K, V'] tensor (empty stays empty).
@@ -330,25 +414,27 @@ template <class S> void put_state_slice(Tensor<S> &x, const Tensor<S> &part, std
 // ---------------------------------------------------------------------------------------
 // The properties.
 
-/// parallel == recurrent and chunk(C) == recurrent, output and final state.
+/// parallel == recurrent and chunk(C) == recurrent, output and final state, each within the
+/// bound of its own width (bound_options).
 template <class Rule, class S> Report check_forms_agree(const Case &c) {
   using namespace detail;
   const Inputs<S> in = inputs_of<S>(c);
   const Options opts = options_of(c);
-  const Output<S> rec = Rule::recurrent(in, opts);
-  const Output<S> bound = forward_bound<Rule>(in, opts, c, rec);
+  const Output<S> rec = run_form<Rule>(Form::recurrent, in, opts, c);
   Report r;
-  for_each_form<Rule, S>([&](const std::string &name, auto form) {
-    if (name == "recurrent")
+  for_each_form<Rule, S>(c, [&](Form f, auto form) {
+    if (f == Form::recurrent)
       return;
-    Measure m{name, "recurrent"};
-    measure_output(m, form(in, opts), rec, bound);
+    Measure m{name_of(f), "recurrent"};
+    measure_output(m, form(in, opts), rec,
+                   forward_bound<Rule>(in, bound_options(opts, f, c), c, rec));
     r.measures.push_back(m);
   });
   return r;
 }
 
-/// With cu_seqlens, each form equals the same form run on each sequence alone.
+/// With cu_seqlens, each form equals the same form run on each sequence alone, bit for bit:
+/// every form runs one head of one sequence at a time (reference/core/heads.hpp).
 template <class Rule, class S> Report check_varlen(const Case &c) {
   using namespace detail;
   const Inputs<S> in = inputs_of<S>(c);
@@ -356,23 +442,20 @@ template <class Rule, class S> Report check_varlen(const Case &c) {
   Options alone_opts = opts;
   alone_opts.cu_seqlens.clear();
   Report r;
-  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+  for_each_form<Rule, S>(c, [&](Form f, auto form) {
     const Output<S> full = form(in, opts);
     Output<S> expected{Tensor<S>(full.o.shape()), Tensor<S>(full.final_state.shape())};
-    Output<S> bound = expected;
     for (std::size_t s = 0; s + 1 < c.cu_seqlens.size(); ++s) {
       const auto begin = static_cast<std::size_t>(c.cu_seqlens[s]);
       Inputs<S> one = time_slice(in, begin, static_cast<std::size_t>(c.cu_seqlens[s + 1]));
       one.h0 = state_slice(in.h0, s);
       const Output<S> alone = form(one, alone_opts);
-      const Output<S> alone_bound = forward_bound<Rule>(one, alone_opts, c, alone);
       put_time_slice(expected.o, alone.o, begin);
-      put_time_slice(bound.o, alone_bound.o, begin);
       put_state_slice(expected.final_state, alone.final_state, s);
-      put_state_slice(bound.final_state, alone_bound.final_state, s);
     }
-    Measure m{name, name + " on each sequence alone"};
-    measure_output(m, full, expected, bound);
+    Measure m{name_of(f), std::string(name_of(f)) + " on each sequence alone"};
+    measure_identical(m, "o", full.o, expected.o);
+    measure_identical(m, "final_state", full.final_state, expected.final_state);
     r.measures.push_back(m);
   });
   return r;
@@ -384,9 +467,9 @@ template <class Rule, class S> Report check_halves(const Case &c) {
   const Inputs<S> in = inputs_of<S>(c);
   const Options opts = options_of(c);
   Report r;
-  for_each_form<Rule, S>([&](const std::string &name, auto form) {
+  for_each_form<Rule, S>(c, [&](Form f, auto form) {
     const Output<S> whole = form(in, opts);
-    const Output<S> bound = forward_bound<Rule>(in, opts, c, whole);
+    const Output<S> bound = forward_bound<Rule>(in, bound_options(opts, f, c), c, whole);
     const Output<S> first = form(time_slice(in, 0, c.split), opts);
     Inputs<S> rest = time_slice(in, c.split, c.T);
     rest.h0 = first.final_state;
@@ -394,7 +477,7 @@ template <class Rule, class S> Report check_halves(const Case &c) {
     Output<S> joined{Tensor<S>(whole.o.shape()), second.final_state};
     put_time_slice(joined.o, first.o, 0);
     put_time_slice(joined.o, second.o, c.split);
-    Measure m{name, name + " in one run"};
+    Measure m{name_of(f), std::string(name_of(f)) + " in one run"};
     measure_output(m, joined, whole, bound);
     r.measures.push_back(m);
   });
@@ -420,8 +503,8 @@ template <class Rule, class S> Report check_causality(const Case &c) {
   put_time_slice(changed.b, time_slice(other.b, c.split, c.T), c.split);
   const Options opts = options_of(c);
   Report r;
-  for_each_form<Rule, S>([&](const std::string &name, auto form) {
-    Measure m{name, name + " with inputs at t >= P changed"};
+  for_each_form<Rule, S>(c, [&](Form f, auto form) {
+    Measure m{name_of(f), std::string(name_of(f)) + " with inputs at t >= P changed"};
     measure_identical(m, "o[t < P]", time_slice(form(changed, opts).o, 0, c.split),
                       time_slice(form(in, opts).o, 0, c.split));
     r.measures.push_back(m);
@@ -520,7 +603,7 @@ GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, co
   GradientBound<S> b;
   if constexpr (is_contraction<Rule>()) {
     const delta::Magnitudes m =
-        delta::magnitudes(in, opts, Rule::signature().gate, delta_variant<Rule>());
+        delta::magnitudes(in, opts, Rule::signature().gate, delta_variant<Rule>(c));
     const delta::GradientBound<S> db = delta::gradient_bound<S>(
         delta::forward_ops(in.q.dim(1), opts.chunk_size, in.q.dim(3), in.v.dim(3)), m, ct);
     for (const auto &f : grad_fields<S>()) {
@@ -532,7 +615,7 @@ GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, co
     const lowrank::Rule r = lowrank_rule<Rule>();
     b = lowrank::gradient_bound(r, in, ct, opts, lowrank::magnitudes(r, in, opts));
   } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
-    b = softmax::gradient_bound(in, ct, opts, Rule::encoding);
+    b = softmax::gradient_bound(in, ct, opts, softmax_encoding<Rule>(c));
   } else {
     const Grads<S> mag = gradient_magnitude<Rule>(in, ct, opts);
     const double n = forward_depth(c), nb = backward_depth(c);
@@ -563,11 +646,11 @@ template <class Rule, class S> Report check_gradients(const Case &c) {
   const Inputs<S> in = inputs_of<S>(c);
   const Cotangents<S> ct = cotangents_of<S>(c);
   const Options opts = options_of(c);
-  const Grads<S> analytic = Rule::chunk_backward(in, ct, opts);
-  const Grads<S> dual =
-      dual_grads(in, ct, [&](const Inputs<D> &x) { return Rule::recurrent(x, opts); });
-  const FiniteDifference<S> fd =
-      finite_difference_grads(in, ct, [&](const Inputs<S> &x) { return Rule::recurrent(x, opts); });
+  const Grads<S> analytic = run_backward<Rule>(in, ct, opts, c);
+  const Grads<S> dual = dual_grads(
+      in, ct, [&](const Inputs<D> &x) { return run_form<Rule>(Form::recurrent, x, opts, c); });
+  const FiniteDifference<S> fd = finite_difference_grads(
+      in, ct, [&](const Inputs<S> &x) { return run_form<Rule>(Form::recurrent, x, opts, c); });
   const GradientBound<S> bound = gradient_bound<Rule>(in, ct, opts, c);
   const S step0 = cbrt(scalar_traits<S>::epsilon());
 
@@ -614,6 +697,7 @@ template <class Rule, class S> Report check(Property p, const Case &c) {
   case Property::causality: return check_causality<Rule, S>(c);
   case Property::causality_extreme_gates: return check_causality<Rule, S>(c);
   case Property::gradients: return check_gradients<Rule, S>(c);
+  case Property::gradients_extreme_gates: return check_gradients<Rule, S>(c);
   case Property::extreme_gates: return check_forms_agree<Rule, S>(c);
   }
   return {};

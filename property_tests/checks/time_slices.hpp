@@ -1,6 +1,5 @@
 // ruleproof property checks: cutting a call along time and putting the pieces back, as the
-// varlen, halves and causality properties (properties.hpp) and the low-rank rules' tests
-// (dplr_support.hpp) do.
+// varlen, halves and causality properties (properties.hpp) do.
 #pragma once
 
 #include "reference/core/gradients.hpp"
