@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.hpp"
-#include "gpu/twin.hpp"
+#include "gpu/twin_float128.hpp"
 #include "option_checks.hpp"
 #include "reference/core/calls.hpp"
 #include "reference/core/compare.hpp"
-#include "reference/core/float128.hpp"
+#include "reference/core/heads.hpp"
 #include "report_output.hpp"
 #include "reporting/result.hpp"
 

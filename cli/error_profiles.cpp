@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 
 #include "gpu/check.hpp"
-#include "gpu/twin.hpp"
+#include "gpu/twin_float128.hpp"
 #include "reference/core/seeds.hpp"
 #include "reporting/profile.hpp"
 

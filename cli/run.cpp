@@ -9,7 +9,7 @@
 #include "option_checks.hpp"
 #include "reference/core/float128.hpp"
 #include "reference/core/gradients.hpp"
-#include "reference/rules.hpp"
+#include "reference/truth/truth.hpp"
 #include "reporting/atomic_write.hpp"
 
 namespace ruleproof::cli {

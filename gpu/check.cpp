@@ -11,9 +11,8 @@
 #include "chunk_dplr.hpp"
 #include "chunk_gated_oja.hpp"
 #include "chunk_gla.hpp"
-#include "reference/core/float128.hpp"
 #include "reference/core/seeds.hpp"
-#include "twin.hpp"
+#include "twin_float128.hpp"
 
 namespace ruleproof::gpu::check {
 

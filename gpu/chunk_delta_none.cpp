@@ -9,8 +9,9 @@ namespace ruleproof::gpu::detail {
 
 namespace {
 [[noreturn]] void no_cuda(const char *kernel) {
-  throw std::runtime_error(std::string(kernel) +
-                           ": ruleproof was built without CUDA (nvcc not found): no GPU kernels");
+  throw std::runtime_error(
+      std::string(kernel) +
+      ": ruleproof was built without its CUDA kernels (no nvcc, or RULEPROOF_CUDA=OFF)");
 }
 } // namespace
 

@@ -8,7 +8,7 @@ namespace ruleproof::gpu {
 /// \brief What the machine offers: whether CUDA was compiled in, and the device found.
 struct DeviceInfo {
   bool compiled_with_cuda = false;
-  bool available = false; ///< a device of compute capability 9.0 (Hopper) or newer
+  bool available = false;  ///< a device of compute capability 9.0 (Hopper) or newer
   std::string description; ///< the device's name, or why there is none
 };
 

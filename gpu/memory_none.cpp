@@ -7,7 +7,8 @@ namespace ruleproof::gpu::detail {
 
 namespace {
 [[noreturn]] void no_cuda() {
-  throw std::runtime_error("ruleproof was built without CUDA (nvcc not found): no GPU kernels");
+  throw std::runtime_error(
+      "ruleproof was built without its CUDA kernels (no nvcc, or RULEPROOF_CUDA=OFF)");
 }
 } // namespace
 

@@ -1,6 +1,8 @@
 // ruleproof: the reference's chunkwise forms of the six kernel rules (gpu/twin.hpp) in double,
-// compiled here once: the truth of the kernel checks.
-#include "twin.hpp"
+// compiled here once: the truth of the kernel checks (the rules' forms from the truth library).
+#include "reference/truth/forms.hpp"
+
+#include "detail/twin_impl.hpp"
 
 namespace ruleproof::gpu {
 

@@ -1,6 +1,6 @@
 // ruleproof: the reference's chunkwise forms of the six kernel rules (gpu/twin.hpp) in float,
 // compiled here once: the twin of the kernel checks.
-#include "twin.hpp"
+#include "detail/twin_impl.hpp"
 
 namespace ruleproof::gpu {
 

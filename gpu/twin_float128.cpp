@@ -1,6 +1,11 @@
 // ruleproof: the reference's chunkwise forms of the six kernel rules (gpu/twin.hpp) in float128,
-// compiled here once: the truth of the kernel checks.
-#include "twin.hpp"
+// compiled here once: the truth of the kernel checks (declared in gpu/twin_float128.hpp; the
+// rules' forms from the truth library).
+#include "twin_float128.hpp"
+
+#include "reference/truth/float128.hpp"
+
+#include "detail/twin_impl.hpp"
 
 namespace ruleproof::gpu {
 

@@ -3,16 +3,23 @@
 # builds the ruleproof command into build/ (with Ninja, where a build folder is new; one made
 # before keeps its generator). Safe to run again: each step does nothing when already done.
 # --tests: the whole main build, every test program with it.
+# --cuda: the CUDA kernels even where no GPU is found.
+# The CUDA kernels (gpu/*.cu, sm_90) are built where nvcc exists and a GPU is found (nvidia-smi
+# lists one), for the tests (--tests: every kernel must compile), or with --cuda; a new build
+# folder on a machine with no GPU links their CPU stand-ins instead, and `ruleproof gpu-check`
+# says so (the kernels could not run there; they are a quarter of the command's build).
 # It also builds the readers' fuzz targets (build-fuzz/, clang++ and libFuzzer), which the main
 # build's suite runs briefly, and the sanitizer build (build-sanitize/, clang++ with
 # AddressSanitizer and UndefinedBehaviorSanitizer), whose own suite is a test of the main build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=false
+cuda=false
 for arg in "$@"; do
   case "$arg" in
   --tests) tests=true ;;
-  *) echo "bootstrap: unknown option $arg (known: --tests)" >&2; exit 2 ;;
+  --cuda) cuda=true ;;
+  *) echo "bootstrap: unknown option $arg (known: --tests, --cuda)" >&2; exit 2 ;;
   esac
 done
 
@@ -43,7 +50,13 @@ configure() {
   [ -f "$dir/CMakeCache.txt" ] || generator=(-G Ninja)
   cmake -S . -B "$dir" "${generator[@]}" "$@" >/dev/null
 }
-configure build -DRULEPROOF_WERROR="$werror" "${suite[@]}"
+kernels=()
+if $tests || $cuda; then
+  kernels=(-DRULEPROOF_CUDA=ON)
+elif [ ! -f build/CMakeCache.txt ] && ! nvidia-smi -L >/dev/null 2>&1; then
+  kernels=(-DRULEPROOF_CUDA=OFF) # a folder made before keeps its choice
+fi
+configure build -DRULEPROOF_WERROR="$werror" "${suite[@]}" "${kernels[@]}"
 if $tests; then
   cmake --build build -j"$(nproc)"
   CXX=clang++ configure build-fuzz -DRULEPROOF_FUZZ=ON -DRULEPROOF_WERROR="$werror"

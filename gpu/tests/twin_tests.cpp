@@ -11,9 +11,10 @@
 #include "gpu/chunk_delta.hpp"
 #include "gpu/chunk_dplr.hpp"
 #include "gpu/chunk_gated_oja.hpp"
-#include "gpu/twin.hpp"
+#include "gpu/twin_float128.hpp"
 #include "prop_cases.hpp"
-#include "reference/core/float128.hpp"
+#include "reference/gated_oja/gated_oja.hpp"
+#include "reference/kda/kda.hpp"
 
 using namespace ruleproof;
 using namespace ruleproof::gpu;

@@ -69,7 +69,7 @@
 #include "lowrank_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
-#include "reference/rules.hpp"
+#include "reference/truth/forms.hpp"
 #include "rounding.hpp"
 #include "softmax_bounds.hpp"
 #include "time_slices.hpp"
@@ -301,32 +301,45 @@ inline const char *name_of(Form f) {
   return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
 }
 
-template <class Rule, class X>
-Output<X> run_form(Form f, const Inputs<X> &x, const Options &o, const Case &c) {
+template <Form F, class Rule, class X>
+Output<X> run_form(const Inputs<X> &x, const Options &o, const Case &c) {
   if constexpr (is_contraction<Rule>()) {
     if (c.has_delta_variant()) {
       const GateKind gate = Rule::signature().gate;
       const kda::Variant var = delta_variant<Rule>(c);
-      switch (f) {
-      case Form::recurrent: return kda::family::recurrent(x, o, gate, var);
-      case Form::parallel: return kda::family::parallel(x, o, gate, var);
-      case Form::chunk: return kda::family::chunk(x, o, gate, var);
-      }
+      if constexpr (F == Form::recurrent)
+        return kda::family::recurrent(x, o, gate, var);
+      else if constexpr (F == Form::parallel)
+        return kda::family::parallel(x, o, gate, var);
+      else
+        return kda::family::chunk(x, o, gate, var);
     }
   } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
     if (c.has_encoding()) {
       const softmax_attn::Encoding enc = softmax_encoding<Rule>(c);
-      switch (f) {
-      case Form::recurrent: return softmax_attn::recurrent(x, o, enc);
-      case Form::parallel: return softmax_attn::parallel(x, o, enc);
-      case Form::chunk: return softmax_attn::chunk(x, o, enc);
-      }
+      if constexpr (F == Form::recurrent)
+        return softmax_attn::recurrent(x, o, enc);
+      else if constexpr (F == Form::parallel)
+        return softmax_attn::parallel(x, o, enc);
+      else
+        return softmax_attn::chunk(x, o, enc);
     }
   }
+  if constexpr (F == Form::recurrent)
+    return Rule::recurrent(x, o);
+  else if constexpr (F == Form::parallel)
+    return Rule::parallel(x, o);
+  else
+    return Rule::chunk(x, o);
+}
+
+/// The same with the form chosen at run time.
+template <class Rule, class X>
+Output<X> run_form(Form f, const Inputs<X> &x, const Options &o, const Case &c) {
   switch (f) {
-  case Form::recurrent: return Rule::recurrent(x, o);
-  case Form::parallel: return Rule::parallel(x, o);
-  case Form::chunk: return Rule::chunk(x, o);
+  case Form::recurrent: return run_form<Form::recurrent, Rule>(x, o, c);
+  case Form::parallel: return run_form<Form::parallel, Rule>(x, o, c);
+  case Form::chunk: return run_form<Form::chunk, Rule>(x, o, c);
   }
   return {};
 }
@@ -648,9 +661,9 @@ template <class Rule, class S> Report check_gradients(const Case &c) {
   const Options opts = options_of(c);
   const Grads<S> analytic = run_backward<Rule>(in, ct, opts, c);
   const Grads<S> dual = dual_grads(
-      in, ct, [&](const Inputs<D> &x) { return run_form<Rule>(Form::recurrent, x, opts, c); });
+      in, ct, [&](const Inputs<D> &x) { return run_form<Form::recurrent, Rule>(x, opts, c); });
   const FiniteDifference<S> fd = finite_difference_grads(
-      in, ct, [&](const Inputs<S> &x) { return run_form<Rule>(Form::recurrent, x, opts, c); });
+      in, ct, [&](const Inputs<S> &x) { return run_form<Form::recurrent, Rule>(x, opts, c); });
   const GradientBound<S> bound = gradient_bound<Rule>(in, ct, opts, c);
   const S step0 = cbrt(scalar_traits<S>::epsilon());
 

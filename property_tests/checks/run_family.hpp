@@ -1,7 +1,7 @@
-// ruleproof property checks, one scalar and one bound family of rules at a time: each pair is
-// compiled in a unit of its own (run_family.cpp.in, configured by property_tests/CMakeLists.txt
-// for every scalar and family), so the heaviest instantiations of the suite build in parallel
-// and a change to one family's reference rebuilds that family's units alone.
+// ruleproof property checks, one scalar and one bound family of rules at a time: the checks of
+// each family instantiated for each scalar in that scalar's unit (run_scalar.cpp.in, configured
+// by property_tests/CMakeLists.txt), the rules' forms compiled once in the truth library
+// (reference/truth/forms.hpp).
 #pragma once
 
 #include <optional>
@@ -9,12 +9,12 @@
 #include <string>
 
 #include "case.hpp"
-#include "reference/rules.hpp"
+#include "reference/truth/forms.hpp"
 
 namespace ruleproof::checks {
 
 /// Property p for the rule called `rule` in S when that rule is of bound family F; nothing
-/// otherwise (properties.hpp defines it; run_family.cpp.in instantiates it).
+/// otherwise (properties.hpp defines it; run_scalar.cpp.in instantiates it).
 template <class S, rules::BoundFamily F>
 std::optional<Report> run_check_in_family(Property p, const std::string &rule, const Case &c);
 
