@@ -22,6 +22,9 @@
 
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
+#include "reference/dplr/dplr.hpp"
+#include "reference/gated_oja/gated_oja.hpp"
+#include "reference/iplr/iplr.hpp"
 
 namespace ruleproof::lowrank_tests {
 

@@ -6,16 +6,16 @@
 #include <string>
 #include <tuple>
 
-#include "delta_rule/delta_rule.hpp"
-#include "dplr/dplr.hpp"
-#include "gated_delta_rule/gated_delta_rule.hpp"
-#include "gated_oja/gated_oja.hpp"
-#include "gla/gla.hpp"
-#include "iplr/iplr.hpp"
-#include "kda/kda.hpp"
-#include "linear_attn/linear_attn.hpp"
-#include "simple_gla/simple_gla.hpp"
-#include "softmax_attn/softmax_attn.hpp"
+#include "delta_rule/rule.hpp"
+#include "dplr/rule.hpp"
+#include "gated_delta_rule/rule.hpp"
+#include "gated_oja/rule.hpp"
+#include "gla/rule.hpp"
+#include "iplr/rule.hpp"
+#include "kda/rule.hpp"
+#include "linear_attn/rule.hpp"
+#include "simple_gla/rule.hpp"
+#include "softmax_attn/rule.hpp"
 
 namespace ruleproof::rules {
 

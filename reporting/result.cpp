@@ -19,9 +19,13 @@
 
 #include "atomic_write.hpp"
 #include "io/json.hpp"
-#include "ruleproof_build_info.hpp"
 
 namespace ruleproof::reports {
+
+// build_info.cpp, the one unit that includes the generated header (so a new commit recompiles
+// it alone)
+const char *tool_version();
+const char *tool_commit();
 
 std::string to_string(Verdict v) {
   switch (v) {
@@ -175,8 +179,8 @@ Run start_run(const std::string &command) {
   Run run;
   run.command = command;
   run.command_line = invocation();
-  run.tool_version = RULEPROOF_VERSION;
-  run.tool_commit = RULEPROOF_COMMIT;
+  run.tool_version = tool_version();
+  run.tool_commit = tool_commit();
   run.machine = this_machine();
   run.started = utc_now();
   run.clock_start = now_seconds();

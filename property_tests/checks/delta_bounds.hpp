@@ -39,7 +39,9 @@
 #include <vector>
 
 #include "reference/core/compare.hpp"
-#include "reference/kda/kda.hpp"
+#include "reference/kda/rule.hpp"
+#include "reference/kda/variant.hpp"
+#include "reference/shared/chunk.hpp"
 
 namespace ruleproof::checks::delta {
 
@@ -66,14 +68,7 @@ struct Magnitudes {
   double gate_span = 0; ///< max over chunks of size C and keys of sum |g| over the chunk
 };
 
-/// cond_inf(I + A0) = ||I + A0||_inf ||(I + A0)^-1||_inf, A = (I + A0)^-1.
-template <Scalar S> double condition_inf(const Mat<S> &A0, const Mat<S> &A) {
-  const Mat<S> T = Mat<S>::Identity(A0.rows(), A0.cols()) + A0;
-  if (T.rows() == 0)
-    return 1;
-  return to_double(S(T.cwiseAbs().rowwise().sum().maxCoeff())) *
-         to_double(S(A.cwiseAbs().rowwise().sum().maxCoeff()));
-}
+using shared::condition_inf;
 
 /// The magnitudes of a call (chunk size opts.chunk_size).
 template <Scalar S>
@@ -93,11 +88,8 @@ Magnitudes magnitudes(const Inputs<S> &in, const Options &opts, GateKind gate,
       m.gate_span = std::max(
           m.gate_span, to_double(S(x.g.middleRows(s, n).cwiseAbs().colwise().sum().maxCoeff())));
     const std::size_t whole = std::max<std::size_t>(1, static_cast<std::size_t>(x.q.rows()));
-    for (std::size_t C : {opts.chunk_size, whole}) {
-      const kda::ChunkForward<S> f = kda::chunk_forward_head(x, scale, C);
-      for (std::size_t i = 0; i < f.stages.A.size(); ++i)
-        m.kappa = std::max(m.kappa, condition_inf(f.stages.A0[i], f.stages.A[i]));
-    }
+    for (std::size_t C : {opts.chunk_size, whole})
+      m.kappa = std::max(m.kappa, kda::chunk_condition(x, scale, C));
   }
   if (var.use_qk_l2norm)
     for (const Tensor<S> *x : {&in.q, &in.k})

@@ -48,9 +48,10 @@
 
 #include "delta_bounds.hpp"
 #include "reference/core/gradients.hpp"
-#include "reference/dplr/dplr.hpp"
-#include "reference/gated_oja/gated_oja.hpp"
-#include "reference/iplr/iplr.hpp"
+#include "reference/dplr/core.hpp"
+#include "reference/gated_oja/recurrent.hpp"
+#include "reference/gated_oja/rule.hpp"
+#include "reference/iplr/recurrent.hpp"
 #include "rounding.hpp"
 
 namespace ruleproof::checks::lowrank {
@@ -146,14 +147,10 @@ template <Scalar S> double kappa_of(Rule r, const Inputs<S> &in, const Options &
       const std::size_t L = std::max<std::size_t>(1, seq.length());
       for (std::size_t C : {opts.chunk_size, L}) {
         if (r == Rule::gated_oja) {
-          const auto st = gated_oja::chunk_forward_head(x, scale, C).stages;
-          for (std::size_t i = 0; i < st.A.size(); ++i)
-            kappa = std::max(kappa, delta::condition_inf(st.A0[i], st.A[i]));
+          kappa = std::max(kappa, gated_oja::chunk_condition(x, scale, C));
         } else {
           const Head<S> core = r == Rule::iplr ? iplr::as_core(x) : dplr::as_core(x, param_of(r));
-          const auto st = dplr::chunk_forward_head(core, scale, C).stages;
-          for (std::size_t i = 0; i < st.E.size(); ++i)
-            kappa = std::max(kappa, delta::condition_inf(st.intra.A_ba[i], st.E[i]));
+          kappa = std::max(kappa, dplr::chunk_condition(core, scale, C));
         }
       }
     }

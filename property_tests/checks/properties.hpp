@@ -69,6 +69,8 @@
 #include "lowrank_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
+#include "reference/gla/recurrent.hpp"
+#include "reference/linear_attn/features.hpp"
 #include "reference/truth/forms.hpp"
 #include "rounding.hpp"
 #include "softmax_bounds.hpp"

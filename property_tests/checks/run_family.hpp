@@ -22,9 +22,9 @@ std::optional<Report> run_check_in_family(Property p, const std::string &rule, c
 /// std::invalid_argument when no rule has that name.
 template <class S> Report run_check_in(Property p, const std::string &rule, const Case &c) {
   using enum rules::BoundFamily;
-  for (auto family : {run_check_in_family<S, nonnegative_transition>,
-                      run_check_in_family<S, contraction>, run_check_in_family<S, low_rank>,
-                      run_check_in_family<S, softmax>})
+  for (auto family :
+       {run_check_in_family<S, nonnegative_transition>, run_check_in_family<S, contraction>,
+        run_check_in_family<S, low_rank>, run_check_in_family<S, softmax>})
     if (std::optional<Report> r = family(p, rule, c))
       return *r;
   throw std::invalid_argument("unknown rule '" + rule + "'");

@@ -11,56 +11,11 @@
 #pragma once
 
 #include "chunk.hpp"
+#include "core.hpp"
 #include "recurrent.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::dplr {
-
-/// \brief Options of dplr, beside Options: which recurrence a, b are meant for.
-struct Variant {
-  Parameterisation param = Parameterisation::seed;
-};
-
-/// dplr takes a per-key gate, no beta, and the pair a, b.
-inline const Signature signature{GateKind::key, false, 0.0, 1.0, 0, true};
-
-/// \brief The head as the chunkwise engine sees it (x.b holds d).
-template <Scalar S> Head<S> as_core(Head<S> x, Parameterisation p) {
-  using std::exp;
-  switch (p) {
-  case Parameterisation::seed: // (I - a b^T) A = A - a (e^g . b)^T
-    x.b = x.b.cwiseProduct(shared::exp_of(x.g));
-    break;
-  case Parameterisation::fla: { // A + b a^T = A - b (-a)^T
-    Mat<S> a = x.a;
-    x.a = x.b;
-    x.b = -a;
-    break;
-  }
-  case Parameterisation::no_gate: break;
-  }
-  return x;
-}
-
-/// \brief The engine's gradients back to the parameterisation's own inputs x.
-template <Scalar S> HeadGrads<S> from_core(HeadGrads<S> d, const Head<S> &x, Parameterisation p) {
-  switch (p) {
-  case Parameterisation::seed: {
-    const Mat<S> decay = shared::exp_of(x.g);
-    const Mat<S> dd = d.db;
-    d.db = decay.cwiseProduct(dd);                    // d = e^g . b
-    d.dg += x.b.cwiseProduct(decay).cwiseProduct(dd); // d(e^g . b)/dg = d
-    break;
-  }
-  case Parameterisation::fla: {
-    Mat<S> da = d.da;
-    d.da = -d.db;
-    d.db = da;
-    break;
-  }
-  case Parameterisation::no_gate: break;
-  }
-  return d;
-}
 
 /// \brief One head, parallel form: the whole sequence as one chunk of the chunkwise
 /// engine (every decay pair taken in log space where the range requires it).
@@ -69,21 +24,20 @@ template <Scalar S> HeadOutput<S> parallel_head(const Head<S> &x, const S &scale
 }
 
 template <Scalar S>
-Output<S> recurrent(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
+Output<S> recurrent(const Inputs<S> &in, const Options &opts, const Variant &var) {
   return forward_heads(in, opts, signature, [&](const Head<S> &x, const S &scale) {
     return recurrent_head(x, scale, var.param);
   });
 }
 
 template <Scalar S>
-Output<S> parallel(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
+Output<S> parallel(const Inputs<S> &in, const Options &opts, const Variant &var) {
   return forward_heads(in, opts, signature, [&](const Head<S> &x, const S &scale) {
     return parallel_head(as_core(x, var.param), scale);
   });
 }
 
-template <Scalar S>
-Output<S> chunk(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
+template <Scalar S> Output<S> chunk(const Inputs<S> &in, const Options &opts, const Variant &var) {
   return forward_heads(in, opts, signature, [&](const Head<S> &x, const S &scale) {
     return chunk_head(as_core(x, var.param), scale, opts.chunk_size);
   });
@@ -92,7 +46,7 @@ Output<S> chunk(const Inputs<S> &in, const Options &opts, const Variant &var = {
 /// The chunkwise analytic backward: dq, dk, dv, dg, da, db, dh0.
 template <Scalar S>
 Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts,
-                        const Variant &var = {}) {
+                        const Variant &var) {
   return backward_heads(
       in, ct, opts, signature, [&](const Head<S> &x, const HeadCotangent<S> &c, const S &scale) {
         return from_core(chunk_backward_head(as_core(x, var.param), c, scale, opts.chunk_size), x,

@@ -13,26 +13,9 @@
 #pragma once
 
 #include "../core/heads.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::dplr {
-
-/// \brief Which of the three DPLR recurrences the tensors a, b (and g) are meant for.
-enum class Parameterisation {
-  seed,   ///< seed 001: \f$ S_t = (I - a_t b_t^\top) A_t S_{t-1} + k_t v_t^\top \f$
-  fla,    ///< flash-linear-attention: \f$ S_t = A_t S_{t-1} + b_t (a_t^\top S_{t-1}) + k_t
-          ///< v_t^\top \f$
-  no_gate ///< seed 001, "DPLR without explicit gating": \f$ S_t = (A_t - a_t b_t^\top)
-          ///< S_{t-1} + k_t v_t^\top \f$ (b is the note's d)
-};
-
-inline std::string name_of(Parameterisation p) {
-  switch (p) {
-  case Parameterisation::seed: return "seed";
-  case Parameterisation::fla: return "fla";
-  case Parameterisation::no_gate: return "no_gate";
-  }
-  return "?";
-}
 
 /// \brief One head, the definition: per step the decay \f$ X = A_t S_{t-1} \f$ (rows times
 /// \f$ e^{g_t} \f$), the rank-one correction of the chosen parameterisation, the outer

@@ -238,4 +238,12 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
   return d;
 }
 
+template <Scalar S> double chunk_condition(const Head<S> &x, const S &scale, std::size_t C) {
+  const auto st = chunk_forward_head(x, scale, C).stages;
+  double kappa = 1;
+  for (std::size_t i = 0; i < st.A.size(); ++i)
+    kappa = std::max(kappa, shared::condition_inf(st.A0[i], st.A[i]));
+  return kappa;
+}
+
 } // namespace ruleproof::gated_oja

@@ -5,11 +5,9 @@
 
 #include "chunk.hpp"
 #include "recurrent.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::gated_oja {
-
-/// gated_oja takes a per-value gate and beta in (0, 1].
-inline const Signature signature{GateKind::value, true, 0.0, 1.0, 0, false};
 
 /// \brief One head, parallel form: the whole sequence as one chunk (every decay pair taken
 /// in log space where the range requires it).

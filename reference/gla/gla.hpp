@@ -5,10 +5,9 @@
 #include "chunk.hpp"
 #include "parallel.hpp"
 #include "recurrent.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::gla {
-
-inline const Signature signature{GateKind::key};
 
 template <Scalar S> Output<S> recurrent(const Inputs<S> &in, const Options &opts) {
   return forward_heads(in, opts, signature,

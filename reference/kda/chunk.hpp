@@ -492,4 +492,12 @@ HeadGrads<S> chunk_backward_head(const Head<S> &x, const HeadCotangent<S> &ct, c
   return d;
 }
 
+template <Scalar S> double chunk_condition(const Head<S> &x, const S &scale, std::size_t C) {
+  const ChunkForward<S> f = chunk_forward_head(x, scale, C);
+  double kappa = 1;
+  for (std::size_t i = 0; i < f.stages.A.size(); ++i)
+    kappa = std::max(kappa, shared::condition_inf(f.stages.A0[i], f.stages.A[i]));
+  return kappa;
+}
+
 } // namespace ruleproof::kda

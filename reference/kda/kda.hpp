@@ -7,6 +7,7 @@
 #include "chunk.hpp"
 #include "parallel.hpp"
 #include "recurrent.hpp"
+#include "rule.hpp"
 #include "variant.hpp"
 
 namespace ruleproof::kda {
@@ -14,15 +15,6 @@ namespace ruleproof::kda {
 /// The driver of delta_rule (no gate), gated_delta_rule (scalar gate) and kda (key gate):
 /// grouped value heads expanded, every head turned into KDA's, run, and back.
 namespace family {
-
-template <Scalar S> Inputs<S> with_value_heads(const Inputs<S> &in, std::size_t G) {
-  Inputs<S> x = in;
-  if (G > 1) {
-    x.q = repeat_heads(in.q, G);
-    x.k = repeat_heads(in.k, G);
-  }
-  return x;
-}
 
 /// Runs `form(kda_head, scale)` on every head of every sequence.
 template <Scalar S, class Form>
@@ -72,28 +64,5 @@ Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Opti
 }
 
 } // namespace family
-
-inline const Signature signature = signature_of(GateKind::key, {});
-
-template <Scalar S>
-Output<S> recurrent(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
-  return family::recurrent(in, opts, GateKind::key, var);
-}
-
-template <Scalar S>
-Output<S> parallel(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
-  return family::parallel(in, opts, GateKind::key, var);
-}
-
-template <Scalar S>
-Output<S> chunk(const Inputs<S> &in, const Options &opts, const Variant &var = {}) {
-  return family::chunk(in, opts, GateKind::key, var);
-}
-
-template <Scalar S>
-Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts,
-                        const Variant &var = {}) {
-  return family::chunk_backward(in, ct, opts, GateKind::key, var);
-}
 
 } // namespace ruleproof::kda

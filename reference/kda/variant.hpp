@@ -4,20 +4,9 @@
 #pragma once
 
 #include "../core/heads.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::kda {
-
-/// \brief Options of the delta-rule family, beside Options.
-struct Variant {
-  bool use_qk_l2norm = false;    ///< q, k -> x / sqrt(sum x^2 + eps) per row, inside the op
-  double l2norm_eps = 1e-6;      ///< flash-linear-attention's l2norm eps
-  bool allow_neg_eigval = false; ///< beta in (0, 2): I - beta k k^T nears eigenvalue -1
-};
-
-/// The inputs a rule of the family takes: its gate, and beta in (0, 1] or (0, 2).
-inline Signature signature_of(GateKind gate, const Variant &var) {
-  return {gate, true, 0.0, var.allow_neg_eigval ? 2.0 : 1.0, 0, false, var.allow_neg_eigval};
-}
 
 /// \brief \f$ \hat x = x / \sqrt{\sum x^2 + \epsilon} \f$, row by row.
 template <Scalar S> Mat<S> l2norm(const Mat<S> &x, const S &eps) {
@@ -111,5 +100,17 @@ template <Scalar S> Tensor<S> sum_head_groups(const Tensor<S> &dy, std::size_t G
           dx(b, t, i / G, d) += dy(b, t, i, d);
   return dx;
 }
+
+namespace family {
+/// The inputs with q and k repeated over each group of G value heads.
+template <Scalar S> Inputs<S> with_value_heads(const Inputs<S> &in, std::size_t G) {
+  Inputs<S> x = in;
+  if (G > 1) {
+    x.q = repeat_heads(in.q, G);
+    x.k = repeat_heads(in.k, G);
+  }
+  return x;
+}
+} // namespace family
 
 } // namespace ruleproof::kda

@@ -162,6 +162,16 @@ template <Scalar S> Mat<S> strictly_lower(const Mat<S> &A) {
 template <Scalar S> Mat<S> lower(const Mat<S> &A) {
   return A.template triangularView<Eigen::Lower>();
 }
+/// cond_inf(I + A0) = ||I + A0||_inf ||(I + A0)^-1||_inf of a chunk's unit lower triangular
+/// system, from A0 and A = (I + A0)^-1.
+template <Scalar S> double condition_inf(const Mat<S> &A0, const Mat<S> &A) {
+  const Mat<S> T = Mat<S>::Identity(A0.rows(), A0.cols()) + A0;
+  if (T.rows() == 0)
+    return 1;
+  return to_double(S(T.cwiseAbs().rowwise().sum().maxCoeff())) *
+         to_double(S(A.cwiseAbs().rowwise().sum().maxCoeff()));
+}
+
 /// Row n - 1 of a chunk's g_cum as a K-vector of decays e^{Gamma_last}.
 template <Scalar S> Vec<S> decay_last(const Mat<S> &g_cum) {
   return exp_of(Mat<S>(g_cum.row(g_cum.rows() - 1).transpose()));

@@ -4,10 +4,9 @@
 #pragma once
 
 #include "../gla/gla.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::simple_gla {
-
-inline const Signature signature{GateKind::scalar};
 
 /// The same head with its L x 1 gate repeated into gla's L x K key gate.
 template <Scalar S> Head<S> as_key_gate(Head<S> x) {

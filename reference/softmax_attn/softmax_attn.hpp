@@ -9,18 +9,9 @@
 #include <cmath>
 
 #include "../gla/parallel.hpp"
+#include "rule.hpp"
 
 namespace ruleproof::softmax_attn {
-
-/// \brief The position encodings, all off by default. Positions count from 0 within
-/// each sequence; rotary pairs coordinates (2c, 2c+1) with angle t theta_c,
-/// theta_c = base^(-2c/d), d the (even) dimension it rotates.
-struct Encoding {
-  double alibi_slope = 0; ///< m >= 0: bias -m (i - j), the same for every head
-  bool rope_qk = false;   ///< q_i -> R_i q_i, k_j -> R_j k_j
-  bool rope_vo = false;   ///< v_j -> R_j v_j, o_i -> R_i^T o_i
-  double rope_base = 10000;
-};
 
 /// The signature: a scalar log-gate when one is given, none otherwise.
 template <class S> Signature signature_of(const Inputs<S> &in) {
@@ -214,8 +205,7 @@ template <Scalar S> void check_encoding(const Inputs<S> &in, const Encoding &enc
     throw InputError("initial_state", "softmax attention keeps no fixed-size state");
 }
 
-template <Scalar S>
-Output<S> parallel(const Inputs<S> &in, Options opts, const Encoding &enc = {}) {
+template <Scalar S> Output<S> parallel(const Inputs<S> &in, Options opts, const Encoding &enc) {
   check_encoding(in, enc);
   opts.output_final_state = false;
   return forward_heads(in, opts, signature_of(in), [&](const Head<S> &x, const S &scale) {
@@ -223,8 +213,7 @@ Output<S> parallel(const Inputs<S> &in, Options opts, const Encoding &enc = {}) 
   });
 }
 
-template <Scalar S>
-Output<S> recurrent(const Inputs<S> &in, Options opts, const Encoding &enc = {}) {
+template <Scalar S> Output<S> recurrent(const Inputs<S> &in, Options opts, const Encoding &enc) {
   check_encoding(in, enc);
   opts.output_final_state = false;
   return forward_heads(in, opts, signature_of(in), [&](const Head<S> &x, const S &scale) {
@@ -232,7 +221,7 @@ Output<S> recurrent(const Inputs<S> &in, Options opts, const Encoding &enc = {})
   });
 }
 
-template <Scalar S> Output<S> chunk(const Inputs<S> &in, Options opts, const Encoding &enc = {}) {
+template <Scalar S> Output<S> chunk(const Inputs<S> &in, Options opts, const Encoding &enc) {
   check_encoding(in, enc);
   opts.output_final_state = false;
   return forward_heads(in, opts, signature_of(in), [&](const Head<S> &x, const S &scale) {
@@ -242,7 +231,7 @@ template <Scalar S> Output<S> chunk(const Inputs<S> &in, Options opts, const Enc
 
 template <Scalar S>
 Grads<S> chunk_backward(const Inputs<S> &in, const Cotangents<S> &ct, Options opts,
-                        const Encoding &enc = {}) {
+                        const Encoding &enc) {
   check_encoding(in, enc);
   if (!ct.d_ht.empty())
     throw InputError("dht", "softmax attention has no final state");

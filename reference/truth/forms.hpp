@@ -1,10 +1,13 @@
 // ruleproof: the truth library. Every rule's forms (recurrent, parallel, chunk and
-// chunk_backward in S; recurrent in Dual<S>) compiled once per scalar, in
-// reference/truth/scalar.cpp.in (configured by reference/truth/CMakeLists.txt), and declared
-// `extern template` here (double and long double) and in float128.hpp and mpfr.hpp, so that a
-// unit which includes these headers calls the compiled forms instead of instantiating them
-// again. Opt-in, as float128 and MPFR are: a unit that includes a rule's header alone
-// instantiates what it uses, as before; truth.hpp declares every scalar.
+// chunk_backward in S; recurrent in Dual<S>; the chunks' condition numbers of the rules whose
+// error bounds need them) compiled once per scalar, in reference/truth/scalar.cpp.in
+// (configured by reference/truth/CMakeLists.txt), and declared `extern template` here (double
+// and long double) and in float128.hpp and mpfr.hpp. This header includes the registry
+// (reference/rules.hpp), which includes only each rule's declarations (reference/*/rule.hpp):
+// a unit that includes it calls the compiled forms and depends on none of their code, so
+// editing a form recompiles the truth library and the units that include that form's header.
+// Opt-in, as float128 and MPFR are: a unit that includes a rule's own header (gla/gla.hpp)
+// can still instantiate its forms in any scalar; truth.hpp declares every scalar.
 //
 // In the double-only build (RULEPROOF_DOUBLE_ONLY, the sanitizer build) double alone.
 #pragma once
@@ -28,6 +31,10 @@
   PREFIX template Output<Dual<S>> NS::recurrent<Dual<S>>(const Inputs<Dual<S>> &, __VA_ARGS__);    \
   RULEPROOF_TRUTH_BACKWARD(PREFIX, NS, S, __VA_ARGS__)
 
+// The largest condition number of a head's chunks (the error bounds' amplification), in S.
+#define RULEPROOF_TRUTH_CONDITION(PREFIX, NS, S)                                                   \
+  PREFIX template double NS::chunk_condition<S>(const Head<S> &, const S &, std::size_t)
+
 // The rules of each bound family (rules::BoundFamily), by the namespace that computes them:
 // delta_rule and gated_delta_rule run kda::family, linear_attn's variants linear_attn's forms.
 #define RULEPROOF_TRUTH_nonnegative_transition(PREFIX, S)                                          \
@@ -35,11 +42,14 @@
   RULEPROOF_TRUTH_RULE(PREFIX, simple_gla, S, const Options &);                                    \
   RULEPROOF_TRUTH_RULE(PREFIX, linear_attn, S, const Options &, const linear_attn::Variant &)
 #define RULEPROOF_TRUTH_contraction(PREFIX, S)                                                     \
-  RULEPROOF_TRUTH_RULE(PREFIX, kda::family, S, const Options &, GateKind, const kda::Variant &)
+  RULEPROOF_TRUTH_RULE(PREFIX, kda::family, S, const Options &, GateKind, const kda::Variant &);   \
+  RULEPROOF_TRUTH_CONDITION(PREFIX, kda, S)
 #define RULEPROOF_TRUTH_low_rank(PREFIX, S)                                                        \
   RULEPROOF_TRUTH_RULE(PREFIX, dplr, S, const Options &, const dplr::Variant &);                   \
   RULEPROOF_TRUTH_RULE(PREFIX, iplr, S, const Options &);                                          \
-  RULEPROOF_TRUTH_RULE(PREFIX, gated_oja, S, const Options &)
+  RULEPROOF_TRUTH_RULE(PREFIX, gated_oja, S, const Options &);                                     \
+  RULEPROOF_TRUTH_CONDITION(PREFIX, dplr, S);                                                      \
+  RULEPROOF_TRUTH_CONDITION(PREFIX, gated_oja, S)
 #define RULEPROOF_TRUTH_softmax(PREFIX, S)                                                         \
   RULEPROOF_TRUTH_RULE(PREFIX, softmax_attn, S, Options, const softmax_attn::Encoding &)
 
