@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   app.add_option("--out", out)->required();
   CLI11_PARSE(app, argc, argv);
   for (const gpu::KernelRule r : gpu::all_kernel_rules)
-    if (gpu::rule_name(r) == rule_name)
+    if (name_of(r) == rule_name)
       c.rule = r;
   c.storage = dtype == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
   c.has_h0 = c.has_dht = true;

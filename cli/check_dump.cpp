@@ -36,7 +36,7 @@ DType storage_of(io::DType t) {
 
 KernelRule kernel_rule_of(const std::string &name) {
   for (const KernelRule r : gpu::all_kernel_rules)
-    if (gpu::rule_name(r) == name)
+    if (name_of(r) == name)
       return r;
   throw InputError("--rule", "'" + name +
                                  "' has no emulated twin; check-dump judges simple_gla, gla, "
@@ -91,15 +91,15 @@ named_outputs(KernelRule rule, const Output<S> &out, const Grads<S> &g) {
 
 /// Every input the rule takes must be in the dump: the twin and the truth run on them.
 void expect_rule_inputs(KernelRule rule, const KernelDump<float> &d) {
-  const std::string rule_name = gpu::rule_name(rule);
+  const std::string rule_name(name_of(rule));
   const auto need = [&](const std::string &name, const Tensor<float> &x) {
     if (x.empty())
       throw InputError(name, "missing from the dump (" + rule_name + " takes it)");
   };
   need(gate_tensor(rule), d.in.g);
-  if (gpu::has_beta(rule))
+  if (has_beta(rule))
     need("beta", d.in.beta);
-  if (gpu::has_ab(rule))
+  if (has_ab(rule))
     need("a", d.in.a), need("b", d.in.b);
 }
 
@@ -269,7 +269,7 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
     if (profiles && along_time)
       for (const auto &[what, computed] : {std::pair{"kernel", &k}, std::pair{"twin", &tw}}) {
         reports::ErrorProfile p = reports::error_profile(*computed, tr, d.opts.chunk_size);
-        p.rule = gpu::rule_name(rule), p.output = name;
+        p.rule = name_of(rule), p.output = name;
         p.scalar = gpu::dtype_name(output_type(d, name));
         p.compared =
             std::string(what) + " vs the " + ref.truth_scalar + " truth on the dump's inputs";

@@ -26,15 +26,15 @@ gpu::check::Case profile_case(KernelRule rule, std::size_t T, std::size_t H, std
   c.rule = rule, c.storage = DType::bf16;
   c.B = 1, c.T = T, c.H = H, c.K = 64, c.V = 64;
   c.gate_scale = 1.0 / 16;
-  c.seed = mix(seed ^ hash_of("error_profile/" + gpu::rule_name(rule) + "/" + std::to_string(T)));
+  c.seed =
+      mix(seed ^ hash_of("error_profile/" + std::string(name_of(rule)) + "/" + std::to_string(T)));
   return c;
 }
 
 /// The growth's cases in words: what every T shares.
 std::string sweep_text(const gpu::check::Case &c) {
   return fmt::format("{} {} B={} H={} K={} V={} gate_scale={}, one case drawn for each T",
-                     gpu::rule_name(c.rule), gpu::dtype_name(c.storage), c.B, c.H, c.K, c.V,
-                     c.gate_scale);
+                     name_of(c.rule), gpu::dtype_name(c.storage), c.B, c.H, c.K, c.V, c.gate_scale);
 }
 
 Inputs<double> in_double(const Inputs<float> &in) {
@@ -72,7 +72,7 @@ reports::ErrorProfile profile_of(const gpu::check::Case &c, const Tensor<S> &com
                                  const Tensor<float128> &truth, const std::string &compared,
                                  const std::string &scalar) {
   reports::ErrorProfile p = reports::error_profile(computed, truth, gpu::kernel_chunk_size);
-  p.rule = gpu::rule_name(c.rule), p.output = "o", p.compared = compared, p.scalar = scalar;
+  p.rule = name_of(c.rule), p.output = "o", p.compared = compared, p.scalar = scalar;
   p.case_text = c.describe();
   return p;
 }
@@ -97,7 +97,7 @@ double max_abs(const Tensor<float128> &t) {
 nlohmann::json kernel_error_profiles(const std::vector<std::string> &rules, std::uint64_t seed) {
   nlohmann::json profiles = nlohmann::json::array(), growth = nlohmann::json::array();
   for (const KernelRule rule : gpu::all_kernel_rules) {
-    const std::string name = gpu::rule_name(rule);
+    const std::string name(name_of(rule));
     if (std::find(rules.begin(), rules.end(), name) == rules.end())
       continue;
     const gpu::check::Case c = profile_case(rule, 200, 2, seed);

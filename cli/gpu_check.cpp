@@ -149,7 +149,7 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
   std::map<std::string, reports::Result> by_id;
   const auto add = [&](const Job &j, const std::string &output, bool holds, double ratio,
                        const Verdict *v) {
-    const std::string rule = rule_name(j.c.rule), type = gpu::dtype_name(j.c.storage);
+    const std::string rule(name_of(j.c.rule)), type = gpu::dtype_name(j.c.storage);
     const std::string id = rule + "/" + type + "/" + name_of(j.kind) + "/" + output;
     reports::Result &r = by_id[id];
     if (r.id.empty()) {
@@ -235,7 +235,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
     for (const std::string &dt : opt.dtypes) {
       gpu::KernelRule kernel_rule = gpu::KernelRule::gla;
       for (gpu::KernelRule r : gpu::all_kernel_rules)
-        if (gpu::rule_name(r) == rule)
+        if (name_of(r) == rule)
           kernel_rule = r;
       const gpu::DType t = dt == "fp16" ? gpu::DType::fp16 : gpu::DType::bf16;
       for (Job &j : fixed_jobs(kernel_rule, t))
@@ -282,8 +282,8 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   std::map<std::string, Job> shrunk;
   for (const Job &j : jobs)
     if (!j.holds() && j.random) {
-      const std::string key =
-          name_of(j.kind) + " " + rule_name(j.c.rule) + " " + gpu::dtype_name(j.c.storage);
+      const std::string key = name_of(j.kind) + " " + std::string(name_of(j.c.rule)) + " " +
+                              gpu::dtype_name(j.c.storage);
       if (!shrunk.count(key))
         shrunk.emplace(key, j);
     }
@@ -309,7 +309,8 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   nlohmann::json failures = nlohmann::json::array();
   bool all_hold = true;
   for (const Job &j : jobs) {
-    const std::string prefix = rule_name(j.c.rule) + " " + gpu::dtype_name(j.c.storage) + " ";
+    const std::string prefix =
+        std::string(name_of(j.c.rule)) + " " + gpu::dtype_name(j.c.storage) + " ";
     OutputRow &row = checks[prefix + name_of(j.kind)];
     ++row.cases;
     if (!j.holds()) {

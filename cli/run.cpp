@@ -20,6 +20,14 @@ struct RunArgs {
   bool backward = false;
 };
 
+/// The form called `name` (--form admits the names of all_forms alone).
+Form form_called(const std::string &name) {
+  for (Form f : all_forms)
+    if (name_of(f) == name)
+      return f;
+  throw InputError("--form", "unknown form '" + name + "'");
+}
+
 template <class Rule, Scalar S> nlohmann::json run_rule(const RunArgs &args) {
   const InputFile<S> file = read_input_file<S>(args.input);
   if (Rule::signature().has_ab)
@@ -40,12 +48,11 @@ template <class Rule, Scalar S> nlohmann::json run_rule(const RunArgs &args) {
     return result;
   }
   Output<S> out;
-  if (args.form == "recurrent")
-    out = Rule::recurrent(file.in, file.opts);
-  else if (args.form == "parallel")
-    out = Rule::parallel(file.in, file.opts);
-  else
-    out = Rule::chunk(file.in, file.opts);
+  switch (form_called(args.form)) {
+  case Form::recurrent: out = Rule::recurrent(file.in, file.opts); break;
+  case Form::parallel: out = Rule::parallel(file.in, file.opts); break;
+  case Form::chunk: out = Rule::chunk(file.in, file.opts); break;
+  }
   result["o"] = json_of(out.o);
   result["final_state"] = json_of(out.final_state);
   return result;
@@ -88,8 +95,11 @@ void add_run_command(CLI::App &app, int &status) {
   CLI::App *cmd = app.add_subcommand(
       "run", "Compute one rule's outputs (or gradients) on the tensors of a JSON file");
   cmd->add_option("--rule", args->rule, "Rule name")->required()->check(CLI::IsMember(rule_names));
+  std::vector<std::string> form_names;
+  for (Form f : all_forms)
+    form_names.emplace_back(name_of(f));
   cmd->add_option("--form", args->form, "recurrent, parallel or chunk")
-      ->check(CLI::IsMember({"recurrent", "parallel", "chunk"}))
+      ->check(CLI::IsMember(form_names))
       ->capture_default_str();
   cmd->add_flag("--backward", args->backward,
                 "Chunkwise analytic backward of <do, o> + <dht, final_state> instead");

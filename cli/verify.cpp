@@ -79,7 +79,7 @@ struct Job {
 };
 
 Report check_or_error(const Job &job, const Case &c) {
-  return run_check(job.scalar, job.property, job.rule.name, c);
+  return run_check(job.scalar, job.property, job.rule.name(), c);
 }
 
 void record(Job &job, const Report &r, std::size_t case_index) {
@@ -87,7 +87,7 @@ void record(Job &job, const Report &r, std::size_t case_index) {
     const Measure &m = r.measures[f];
     if (job.rows.size() <= f) {
       Row row;
-      row.rule = job.rule.name, row.scalar = name_of(job.scalar);
+      row.rule = job.rule.name(), row.scalar = name_of(job.scalar);
       row.property = name_of(job.property), row.form = m.form, row.against = m.against;
       job.rows.push_back(row);
     }
@@ -187,7 +187,7 @@ reports::Result result_of(const VerifyOptions &opt, const Row &row) {
 /// A job whose check threw: it fails, with the exception's message.
 reports::Result error_result(const VerifyOptions &opt, const Job &j) {
   reports::Result r;
-  r.rule = j.rule.name, r.scalar = name_of(j.scalar), r.property = name_of(j.property);
+  r.rule = j.rule.name(), r.scalar = name_of(j.scalar), r.property = name_of(j.property);
   r.id = r.rule + "/" + r.scalar + "/" + r.property + "/error";
   r.kind = "property";
   r.output = "error";
@@ -214,12 +214,12 @@ int run_verify(const VerifyOptions &opt) {
   if (opt.rules.empty())
     rules = known;
   for (const std::string &name : opt.rules) {
-    const auto it =
-        std::find_if(known.begin(), known.end(), [&](const RuleInfo &r) { return r.name == name; });
+    const auto it = std::find_if(known.begin(), known.end(),
+                                 [&](const RuleInfo &r) { return r.name() == name; });
     if (it == known.end()) {
       std::string names;
       for (const RuleInfo &r : known)
-        names += (names.empty() ? "" : ", ") + r.name;
+        names += (names.empty() ? "" : ", ") + r.name();
       fmt::print(stderr, "ruleproof verify: unknown rule '{}'; known rules: {}\n", name, names);
       return 2;
     }
@@ -280,17 +280,17 @@ int run_verify(const VerifyOptions &opt) {
     for (const RuleInfo &r : rules) {
       if (!applies(p, r)) {
         not_applicable_pairs.push_back(
-            {{"rule", r.name}, {"property", name_of(p)}, {"why", not_applicable(p, r)}});
+            {{"rule", r.name()}, {"property", name_of(p)}, {"why", not_applicable(p, r)}});
         continue;
       }
       std::vector<Case> cases;
       std::vector<std::uint64_t> seeds;
       for (std::size_t i = 0; i < opt.cases; ++i) {
-        seeds.push_back(case_seed(opt.seed, p, r.name, i));
+        seeds.push_back(case_seed(opt.seed, p, r.name(), i));
         cases.push_back(gen::case_for(p, r)(rc::Random(seeds.back()), 100).value());
       }
       for (ScalarKind s : scalars)
-        if (!(s == ScalarKind::mpfr && r.name.rfind("sympow", 0) == 0)) // not instantiated
+        if (!(s == ScalarKind::mpfr && r.name().rfind("sympow", 0) == 0)) // not instantiated
           if (in_shard(shard, job_index++))
             jobs.push_back({r, s, p, cases, seeds, {}, {}, 0});
     }
@@ -315,7 +315,7 @@ int run_verify(const VerifyOptions &opt) {
       if (!ok) { // failures are printed always; the rest only as the progress line
         std::lock_guard<std::mutex> lock(print_lock);
         progress.finish();
-        fmt::print(stderr, "  {} {} {}: {} ({:.1f} s)\n", j.rule.name, name_of(j.scalar),
+        fmt::print(stderr, "  {} {} {}: {} ({:.1f} s)\n", j.rule.name(), name_of(j.scalar),
                    name_of(j.property), !j.error.empty() ? "ERROR " + j.error : "FAILS", j.seconds);
       }
       progress.advance();
@@ -344,13 +344,13 @@ int run_verify(const VerifyOptions &opt) {
   bool all_hold = true;
   std::size_t width = 32;
   for (const RuleInfo &r : rules)
-    width = std::max(width, r.name.size());
+    width = std::max(width, r.name().size());
   fmt::print("{:<{}} {:<11} {:<67} {:<18} {:>5} {:>9} {:>9} {:>6}  {}\n", "rule", width, "scalar",
              "property", "form", "cases", "rel.err", "err/bnd", "digits", "verdict");
   for (const Job &j : jobs) {
     if (!j.error.empty()) {
       all_hold = false;
-      fmt::print("{:<{}} {:<11} {:<67} error: {}\n", j.rule.name, width, name_of(j.scalar),
+      fmt::print("{:<{}} {:<11} {:<67} error: {}\n", j.rule.name(), width, name_of(j.scalar),
                  name_of(j.property), j.error);
       run.results.push_back(error_result(opt, j));
       continue;
@@ -376,7 +376,7 @@ int run_verify(const VerifyOptions &opt) {
                  {"not_applicable", not_applicable_pairs}};
   std::vector<std::string> rule_names;
   for (const RuleInfo &r : rules)
-    rule_names.push_back(r.name);
+    rule_names.push_back(r.name());
   run.details.update(kernel_error_profiles(rule_names, opt.seed));
   std::map<std::string, std::vector<std::string>> by_reason; // one line per reason
   for (const auto &na : not_applicable_pairs)

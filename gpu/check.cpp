@@ -270,7 +270,7 @@ std::size_t summed_terms(const Case &c, const std::string &output) {
 
 std::string Case::describe() const {
   std::ostringstream s;
-  s << rule_name(rule) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
+  s << name_of(rule) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
     << " K=" << K << " V=" << V;
   if (!cu_seqlens.empty()) {
     s << " cu_seqlens=[";

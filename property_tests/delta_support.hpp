@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -20,28 +21,15 @@
 #include "checks/delta_bounds.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/kda/kda.hpp"
+#include "reference/rule_id.hpp"
 
 namespace ruleproof::delta_tests {
 
-enum class Rule { delta_rule, gated_delta_rule, kda };
-
-inline std::string name_of(Rule r) {
-  switch (r) {
-  case Rule::delta_rule: return "delta_rule";
-  case Rule::gated_delta_rule: return "gated_delta_rule";
-  case Rule::kda: return "kda";
-  }
-  return "?";
-}
-
-inline GateKind gate_of(Rule r) {
-  switch (r) {
-  case Rule::delta_rule: return GateKind::none;
-  case Rule::gated_delta_rule: return GateKind::scalar;
-  case Rule::kda: return GateKind::key;
-  }
-  return GateKind::none;
-}
+/// The delta rules these tests draw: the registry's ids (reference/rule_id.hpp), which name
+/// them and give their gates (gate_of).
+using Rule = RuleId;
+inline constexpr std::array<Rule, 3> delta_rules{Rule::delta_rule, Rule::gated_delta_rule,
+                                                 Rule::kda};
 
 /// \brief One drawn case: shapes, options and the seed its values come from.
 struct Case {
@@ -88,7 +76,7 @@ using checks::gen::size_in; // a size in [lo, hi], whatever the RapidCheck size
 /// (empty ones included).
 inline Case draw_case(std::size_t max_T, bool varlen) {
   Case c;
-  c.rule = static_cast<Rule>(*size_in(0, 2));
+  c.rule = delta_rules[*size_in(0, 2)];
   c.T = *size_in(0, max_T);
   c.H = *size_in(1, 2);
   c.groups = *size_in(1, 2);
@@ -170,8 +158,6 @@ inline Cotangents<double> make_cotangents(const Case &c, const Output<double> &o
     ct.d_ht[i] = unit(rng);
   return ct;
 }
-
-enum class Form { recurrent, parallel, chunk };
 
 template <Scalar S> Output<S> run(Form f, const Case &c, const Inputs<S> &in, const Options &opts) {
   const GateKind gate = gate_of(c.rule);

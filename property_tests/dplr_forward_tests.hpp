@@ -25,8 +25,7 @@ Mat<typename X::Scalar> abs_product(const Eigen::MatrixBase<X> &A, const Eigen::
 template <Scalar S> void dplr_reduces_to_kda() {
   log_seed();
   prop_cases("kda", 60, [] {
-    const Case c =
-        draw_case(Rule::dplr_seed, 10, 4, *rc::gen::arbitrary<bool>(), *size_in(0, 3) == 0);
+    const Case c = draw_case(Rule::dplr, 10, 4, *rc::gen::arbitrary<bool>(), *size_in(0, 3) == 0);
     RC_LOG() << describe(c) << "\n";
     const Inputs<S> in = make_inputs<S>(c);
     Inputs<S> kin; // KDA's inputs: q, k, v, g from the case, beta in (0, 1]
@@ -106,8 +105,7 @@ template <Scalar S> void dplr_reduces_to_kda() {
 template <Scalar S> void dplr_parameterisations_agree_under_the_mapping() {
   log_seed();
   rc::prop("seed = fla = no_gate", [] {
-    const Case c =
-        draw_case(Rule::dplr_seed, 10, 4, *rc::gen::arbitrary<bool>(), *size_in(0, 3) == 0);
+    const Case c = draw_case(Rule::dplr, 10, 4, *rc::gen::arbitrary<bool>(), *size_in(0, 3) == 0);
     RC_LOG() << describe(c) << "\n";
     const Inputs<S> in = make_inputs<S>(c);
     Inputs<S> fla = in, no_gate = in;
@@ -158,7 +156,7 @@ template <Scalar S> void iplr_is_dplr_fla_without_decay() {
 template <Scalar S> void dplr_chunk_transition_is_the_product_of_its_steps() {
   log_seed();
   for (Rule r : dplr_rules)
-    rc::prop(name_of(r), [r] {
+    rc::prop(std::string(name_of(r)), [r] {
       const Case c = draw_case(r, 10, 4, false, false);
       RC_LOG() << describe(c) << "\n";
       const Inputs<S> in = make_inputs<S>(c);

@@ -28,15 +28,14 @@
 
 namespace ruleproof::lowrank_tests {
 
-using checks::lowrank::name_of;
 using checks::lowrank::param_of;
-using checks::lowrank::Rule;
-inline const std::vector<Rule> dplr_rules{Rule::dplr_seed, Rule::dplr_fla, Rule::dplr_no_gate,
+using checks::lowrank::Rule; // the registry's RuleId: name_of(rule) is the registry's name
+inline const std::vector<Rule> dplr_rules{Rule::dplr, Rule::dplr_fla, Rule::dplr_no_gate,
                                           Rule::iplr};
 
 /// \brief One drawn case: shapes, options and the seed its values come from.
 struct Case : test_support::DrawnCall {
-  Rule rule = Rule::dplr_seed;
+  Rule rule = Rule::dplr;
 };
 
 inline std::string describe(const Case &c) {
@@ -116,8 +115,6 @@ template <Scalar S> Inputs<S> make_inputs(const Case &c, bool interior = false) 
 template <Scalar S> Cotangents<S> make_cotangents(const Case &c, const Output<S> &out) {
   return test_support::uniform_cotangents(c.values_seed, out);
 }
-
-enum class Form { recurrent, parallel, chunk };
 
 template <Scalar S> Output<S> run(Rule r, Form f, const Inputs<S> &in, const Options &opts) {
   if (r == Rule::iplr)

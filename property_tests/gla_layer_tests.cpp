@@ -327,7 +327,8 @@ template <class S> void layer_forms_agree() {
   for (core_form f : {core_form::parallel, core_form::chunk}) {
     c.opts.form = f;
     const LayerOutput<S> other = layer(c.x, c.p, c.opts, c.h0);
-    check_within(("layer " + name_of(f) + " vs recurrent").c_str(), other.y, rec.y, bound);
+    check_within(("layer " + std::string(name_of(f)) + " vs recurrent").c_str(), other.y, rec.y,
+                 bound);
   }
 }
 
@@ -343,7 +344,8 @@ template <class S> void block_forms_agree() {
   for (core_form f : {core_form::parallel, core_form::chunk}) {
     c.opts.layer.form = f;
     const LayerOutput<S> other = block(c.x, c.p, c.opts, c.h0);
-    check_within(("block " + name_of(f) + " vs recurrent").c_str(), other.y, rec.out, bound);
+    check_within(("block " + std::string(name_of(f)) + " vs recurrent").c_str(), other.y, rec.out,
+                 bound);
   }
 }
 

@@ -1,5 +1,7 @@
 // ruleproof properties of every rule in rules::All, computed in double. The checks themselves
 // live in checks/properties.hpp (shared with `ruleproof verify`); this file states them.
+#include <vector>
+
 #include "checks/catch_property.hpp"
 
 using ruleproof::checks::check_every_rule;
@@ -38,4 +40,21 @@ TEST_CASE("later_inputs_leave_earlier_outputs_bitwise_unchanged_extreme_gates/do
 TEST_CASE("chunk_backward_equals_finite_differences_equals_dual_extreme_gates/double",
           "[property][double]") {
   check_every_rule(scalar, Property::gradients_extreme_gates);
+}
+
+// The registry's table (reference/rule_id.hpp) states each rule's gate, beta and low-rank pair
+// without its headers, for the kernels' code and the light checks: it must say what the
+// rule's Signature says.
+TEST_CASE("registry_table_agrees_with_every_rule_signature", "[registry]") {
+  const std::vector<ruleproof::checks::RuleInfo> infos = ruleproof::checks::rule_infos();
+  REQUIRE(infos.size() == ruleproof::rule_table.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const ruleproof::checks::RuleInfo &r = infos[i];
+    INFO(r.name());
+    CHECK(r.id == ruleproof::rule_table[i].id);
+    CHECK(r.name() == ruleproof::rule_table[i].name);
+    CHECK(ruleproof::gate_of(r.id) == r.gate);
+    CHECK(ruleproof::has_beta(r.id) == r.has_beta);
+    CHECK(ruleproof::has_ab(r.id) == r.has_ab);
+  }
 }

@@ -52,7 +52,7 @@ TEST_CASE("bad_input_is_refused_naming_the_tensor", "[sympow][double][bad_input]
   using namespace ruleproof::sympow;
   SympowOptions o;
   o.p = 2;
-  for (Form f : {Form::attention, Form::recurrent, Form::chunk}) {
+  for (sympow::Form f : {sympow::Form::attention, sympow::Form::recurrent, sympow::Form::chunk}) {
     INFO(name_of(f));
     const auto run = [&](const Inputs<S> &in, const SympowOptions &opts) {
       return [&, in, opts] { forward(f, in, opts); };

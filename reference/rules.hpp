@@ -17,6 +17,8 @@
 #include "simple_gla/rule.hpp"
 #include "softmax_attn/rule.hpp"
 
+#include "rule_id.hpp"
+
 namespace ruleproof::rules {
 
 /// \brief What the generators need to draw valid inputs for a rule.
@@ -36,37 +38,18 @@ struct InputDomain {
   bool optional_gate = false;
 };
 
-/// \brief How the error of two forms of a rule computed in the same precision is bounded
-/// (the derivations: property_tests/checks/properties.hpp and checks/delta_bounds.hpp).
-enum class BoundFamily {
-  /// Transitions with nonnegative entries (decay times the identity: the GLA family and
-  /// linear attention): no term cancels on |inputs|, so the magnitude M of every element is
-  /// the rule's own recurrent form run on |inputs|. The default for a rule that names none.
-  nonnegative_transition,
-  /// Contractions I - beta k k^T (times a decay) on normalised keys: ||S_t|| <= ||S_0|| +
-  /// sum beta ||k|| ||v||, errors amplified by cond(I + A0) of the chunkwise solves.
-  contraction,
-  /// A low-rank term of either sign beside the decay (dplr, iplr: A_t - a_t d_t^T; gated_oja:
-  /// A_t (I - beta_t v_t v_t^T)): errors against the MAJORANT, the rule's recurrence with every
-  /// term made nonnegative, amplified by cond_inf of the chunk's triangular system
-  /// (property_tests/checks/lowrank_bounds.hpp).
-  low_rank,
-  /// No state (softmax attention): the score's absolute error turned into the probabilities'
-  /// relative error (property_tests/checks/softmax_bounds.hpp).
-  softmax,
-};
+/// How the error of two forms of a rule is bounded: the registry's table (rule_id.hpp).
+using ruleproof::BoundFamily;
 
-/// A rule's BoundFamily: its static member `bound_family`, else nonnegative_transition.
+/// A rule's BoundFamily, from the registry's table (rule_id.hpp).
 template <class Rule> constexpr BoundFamily bound_family_of() {
-  if constexpr (requires { Rule::bound_family; })
-    return Rule::bound_family;
-  else
-    return BoundFamily::nonnegative_transition;
+  return ruleproof::bound_family_of(Rule::id);
 }
 
 /// gla: per-key gate.
 struct Gla {
-  static std::string name() { return "gla"; }
+  static constexpr RuleId id = RuleId::gla;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return gla::signature; }
   static InputDomain domain() { return {}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -86,7 +69,8 @@ struct Gla {
 
 /// simple_gla: scalar gate (RetNet with a constant gate, Mamba-2 style otherwise).
 struct SimpleGla {
-  static std::string name() { return "simple_gla"; }
+  static constexpr RuleId id = RuleId::simple_gla;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return simple_gla::signature; }
   static InputDomain domain() { return {}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -107,10 +91,14 @@ struct SimpleGla {
 /// linear_attn in one variant: plain or normalised, with a feature map.
 template <bool Normalised, linear_attn::FeatureMap Map> struct LinearAttn {
   static constexpr linear_attn::Variant variant{Normalised, Map};
-  static std::string name() {
-    return Normalised ? "linear_attn_normalised_" + linear_attn::name_of(Map)
-                      : std::string("linear_attn");
-  }
+  static constexpr RuleId id =
+      !Normalised                                    ? RuleId::linear_attn
+      : Map == linear_attn::FeatureMap::identity     ? RuleId::linear_attn_normalised_identity
+      : Map == linear_attn::FeatureMap::elu_plus_one ? RuleId::linear_attn_normalised_elu_plus_one
+                                                     : RuleId::linear_attn_normalised_relu;
+  static_assert(Normalised || Map == linear_attn::FeatureMap::identity,
+                "the registry holds plain linear attention with the identity map alone");
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return linear_attn::signature_of(variant); }
   static InputDomain domain() { return {Normalised}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -130,8 +118,8 @@ template <bool Normalised, linear_attn::FeatureMap Map> struct LinearAttn {
 
 /// delta_rule: no gate, beta in (0, 1] (Signature); keys normalised.
 struct DeltaRule {
-  static constexpr BoundFamily bound_family = BoundFamily::contraction;
-  static std::string name() { return "delta_rule"; }
+  static constexpr RuleId id = RuleId::delta_rule;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return delta_rule::signature; }
   static InputDomain domain() { return {false, true}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -151,8 +139,8 @@ struct DeltaRule {
 
 /// gated_delta_rule (Gated DeltaNet, seed 003): scalar gate, beta in (0, 1]; keys normalised.
 struct GatedDeltaRule {
-  static constexpr BoundFamily bound_family = BoundFamily::contraction;
-  static std::string name() { return "gated_delta_rule"; }
+  static constexpr RuleId id = RuleId::gated_delta_rule;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return gated_delta_rule::signature; }
   static InputDomain domain() { return {false, true}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -172,8 +160,8 @@ struct GatedDeltaRule {
 
 /// kda: per-key gate, beta in (0, 1]; keys normalised.
 struct Kda {
-  static constexpr BoundFamily bound_family = BoundFamily::contraction;
-  static std::string name() { return "kda"; }
+  static constexpr RuleId id = RuleId::kda;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return kda::signature; }
   static InputDomain domain() { return {false, true}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -195,11 +183,11 @@ struct Kda {
 /// the low-rank pair a, b with rows of norm <= 1; named dplr (seed 001's), dplr_fla
 /// (flash-linear-attention's) and dplr_no_gate (seed 001's "DPLR without explicit gating").
 template <dplr::Parameterisation P> struct Dplr {
-  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
   static constexpr dplr::Parameterisation param = P;
-  static std::string name() {
-    return P == dplr::Parameterisation::seed ? std::string("dplr") : "dplr_" + dplr::name_of(P);
-  }
+  static constexpr RuleId id = P == dplr::Parameterisation::seed  ? RuleId::dplr
+                               : P == dplr::Parameterisation::fla ? RuleId::dplr_fla
+                                                                  : RuleId::dplr_no_gate;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return dplr::signature; }
   static InputDomain domain() { return {}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -219,8 +207,8 @@ template <dplr::Parameterisation P> struct Dplr {
 
 /// iplr: no gate, the low-rank pair a, b with rows of norm <= 1.
 struct Iplr {
-  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
-  static std::string name() { return "iplr"; }
+  static constexpr RuleId id = RuleId::iplr;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return iplr::signature; }
   static InputDomain domain() { return {}; }
   template <class S> static Output<S> recurrent(const Inputs<S> &in, const Options &o) {
@@ -240,8 +228,8 @@ struct Iplr {
 
 /// gated_oja: per-value gate, beta in (0, 1]; values normalised.
 struct GatedOja {
-  static constexpr BoundFamily bound_family = BoundFamily::low_rank;
-  static std::string name() { return "gated_oja"; }
+  static constexpr RuleId id = RuleId::gated_oja;
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return gated_oja::signature; }
   static InputDomain domain() {
     InputDomain d;
@@ -267,9 +255,9 @@ struct GatedOja {
 /// G_i - G_j (softmax_attn::signature_of: a call may leave g out), no position encoding, no
 /// state.
 struct SoftmaxAttn {
-  static constexpr BoundFamily bound_family = BoundFamily::softmax;
+  static constexpr RuleId id = RuleId::softmax_attn;
   static constexpr softmax_attn::Encoding encoding{};
-  static std::string name() { return "softmax_attn"; }
+  static std::string name() { return std::string(name_of(id)); }
   static Signature signature() { return {GateKind::scalar}; }
   static InputDomain domain() {
     InputDomain d;
@@ -301,6 +289,15 @@ using All =
                SimpleGla, Gla, DeltaRule, GatedDeltaRule, Kda, Dplr<dplr::Parameterisation::seed>,
                Dplr<dplr::Parameterisation::fla>, Dplr<dplr::Parameterisation::no_gate>, Iplr,
                GatedOja, SoftmaxAttn>;
+
+namespace detail {
+template <std::size_t... I> constexpr bool ids_in_table_order(std::index_sequence<I...>) {
+  return ((std::tuple_element_t<I, All>::id == static_cast<RuleId>(I)) && ...);
+}
+} // namespace detail
+static_assert(std::tuple_size_v<All> == rule_table.size() &&
+                  detail::ids_in_table_order(std::make_index_sequence<std::tuple_size_v<All>>{}),
+              "rules::All must hold one rule per RuleId, in the order of rule_table");
 
 /// Calls fn(Rule{}) for every rule of All.
 template <class Fn> void for_each_rule(Fn fn) {

@@ -97,17 +97,17 @@ bool all_hold(const std::vector<gpu::check::Verdict> &verdicts) {
 TEST_CASE("check_dump_a_correct_kernel_of_another_order_holds", "[twin]") {
   for (const KernelRule rule : gpu::all_kernel_rules)
     for (const DType t : {DType::bf16, DType::fp16}) {
-      INFO(gpu::rule_name(rule) << " " << gpu::dtype_name(t));
+      INFO(name_of(rule) << " " << gpu::dtype_name(t));
       const auto verdicts = judged(rule, dump_of(correct_kernel(rule, t)));
       // o, final_state, dq, dk, dv, dg, dh0, and dbeta or da and db where the rule has them
-      CHECK(verdicts.size() == 7u + gpu::has_beta(rule) + 2u * gpu::has_ab(rule));
+      CHECK(verdicts.size() == 7u + has_beta(rule) + 2u * has_ab(rule));
       CHECK(all_hold(verdicts));
     }
 }
 
 TEST_CASE("check_dump_a_planted_error_fails", "[twin]") {
   for (const KernelRule rule : gpu::all_kernel_rules) {
-    INFO(gpu::rule_name(rule));
+    INFO(name_of(rule));
     Dumped r = correct_kernel(rule, DType::bf16);
     io::Safetensors f = dump_of(r);
     std::vector<double> &o = f.tensors["o"].values;
@@ -123,7 +123,7 @@ TEST_CASE("check_dump_a_planted_error_fails", "[twin]") {
     f = dump_of(r);
     f.tensors["dk"].values[3] = std::nan("");
     CHECK_FALSE(all_hold(judged(rule, f)));
-    if (gpu::has_ab(rule)) { // a and b exchanged in the kernel's gradients
+    if (has_ab(rule)) { // a and b exchanged in the kernel's gradients
       f = dump_of(r);
       std::swap(f.tensors["da"], f.tensors["db"]);
       CHECK_FALSE(all_hold(judged(rule, f)));
@@ -181,7 +181,7 @@ TEST_CASE("a_double_truth_certified_on_a_sample_gives_the_float128_verdicts", "[
   // Two heads: certified on one, the double truth must give every verdict float128 gives, its
   // ratios within 2^-10 of theirs, and say which head it ran in float128.
   for (const KernelRule rule : {KernelRule::gla, KernelRule::kda, KernelRule::dplr_fla}) {
-    INFO(gpu::rule_name(rule));
+    INFO(name_of(rule));
     const Dumped r = correct_kernel(rule, DType::bf16);
     const auto path = std::filesystem::temp_directory_path() / "ruleproof_truth.safetensors";
     io::write_safetensors(path, dump_of(r));

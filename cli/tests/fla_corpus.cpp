@@ -171,7 +171,7 @@ std::vector<Planted> planted_faults(gpu::KernelRule rule, const KernelDump<float
     Planted p{"final-state term of the gate's gradient dropped", d};
     const std::string dg = "d" + gate_tensor(rule);
     const gpu::DType t_dg = type_of(d, dg);
-    const GateKind gate = gpu::gate_of(rule);
+    const GateKind gate = gate_of(rule);
     const std::size_t G = gate == GateKind::key ? K : gate == GateKind::value ? V : 1;
     for (std::size_t n = 0; n < seqs.size(); ++n) {
       const Sequence &s = seqs[n];

@@ -29,7 +29,7 @@ inline gpu::KernelRule rule_of_name(const std::string &name) {
   std::size_t best = 0;
   gpu::KernelRule rule = gpu::KernelRule::gla;
   for (const gpu::KernelRule r : gpu::all_kernel_rules) {
-    const std::string n = gpu::rule_name(r) + "_";
+    const std::string n = std::string(name_of(r)) + "_";
     if (name.rfind(n, 0) == 0 && n.size() > best)
       best = n.size(), rule = r;
   }

@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     for (const gpu::check::Verdict &v : judge_dump(e.rule, e.dump, ref)) {
       const double own = v.truth_max > 0 ? v.kernel_error / v.truth_max : 0;
       const double caught = smallest_caught(e, ref, v.output);
-      Row &r = rows[{gpu::rule_name(e.rule), v.output, io::to_string(e.dump.storage)}];
+      Row &r = rows[{std::string(name_of(e.rule)), v.output, io::to_string(e.dump.storage)}];
       r.caught = std::max(r.caught, caught);
       r.own = std::max(r.own, own);
       if (own > 0 && caught / own > r.ratio)

@@ -41,7 +41,7 @@
 #include "gpu/chunk_gated_oja.hpp" // chunk_gated_oja_fwd, chunk_gated_oja_bwd
 #include "gpu/chunk_gla.hpp"       // chunk_gla_fwd, chunk_gla_bwd
 #include "gpu/device.hpp"          // query_device
-#include "gpu/kernel_rule.hpp"     // KernelRule, rule_name, gate_of, is_delta, has_beta, has_ab
+#include "gpu/kernel_rule.hpp"     // KernelRule, name_of, gate_of, is_delta, has_beta, has_ab
 
 namespace {
 
@@ -299,7 +299,7 @@ int main(int argc, char **argv) {
     const DType dtype = dtype_name == "fp16" ? DType::fp16 : DType::bf16;
     std::vector<KernelRule> chosen;
     for (KernelRule r : all_kernel_rules)
-      if (rules.empty() || std::count(rules.begin(), rules.end(), rule_name(r)))
+      if (rules.empty() || std::count(rules.begin(), rules.end(), name_of(r)))
         chosen.push_back(r);
     std::mt19937_64 rng(20261121);
     fmt::print("gpu_bench on {}\n", info.description);
@@ -327,13 +327,13 @@ int main(int argc, char **argv) {
         const double bytes = io_bytes(in, backward), flops = chunk_flops(rule, s, backward);
         const double floor_ms = 1e3 * std::max(bytes / bandwidth, flops / rate);
         const char *pass = backward ? "fwd+bwd" : "fwd";
-        fmt::print("{:<18} {:<8} {:9.3f} ms   floor {:.3f} ms ({:.1f}x){}\n", rule_name(rule), pass,
+        fmt::print("{:<18} {:<8} {:9.3f} ms   floor {:.3f} ms ({:.1f}x){}\n", name_of(rule), pass,
                    ms, floor_ms, ms / floor_ms,
                    bad ? fmt::format("   {} non-finite outputs", bad) : "");
-        table += fmt::format("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.3f} | {:.1f} |\n",
-                             rule_name(rule), pass, ms, bytes / 1e6, flops / 1e9, floor_ms,
-                             ms / floor_ms);
-        j["results"].push_back({{"rule", rule_name(rule)},
+        table +=
+            fmt::format("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.3f} | {:.1f} |\n", name_of(rule),
+                        pass, ms, bytes / 1e6, flops / 1e9, floor_ms, ms / floor_ms);
+        j["results"].push_back({{"rule", std::string(name_of(rule))},
                                 {"pass", pass},
                                 {"median_ms", ms},
                                 {"bytes", bytes},

@@ -3,6 +3,7 @@
 // which compile them once for each scalar.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,10 @@ template <class S> Mat<S> stored_g_cum(GateKind gate, const Mat<S> &g_cum) {
   return gate == GateKind::scalar ? Mat<S>(g_cum.leftCols(1)) : g_cum;
 }
 
+inline std::string not_a_kernel_rule(RuleId rule) {
+  return std::string(name_of(rule)) + " is not a rule the kernels compute";
+}
+
 /// The reference's signature of a kernel rule.
 inline const Signature &signature_of(KernelRule rule) {
   switch (rule) {
@@ -43,8 +48,9 @@ inline const Signature &signature_of(KernelRule rule) {
   case KernelRule::kda: return kda::signature;
   case KernelRule::dplr_fla: return dplr::signature;
   case KernelRule::gated_oja: return gated_oja::signature;
+  default: break;
   }
-  return gla::signature;
+  throw std::invalid_argument(not_a_kernel_rule(rule));
 }
 
 /// The shape of stage `name` of `rule` (twin.hpp's StagedForward says which).
@@ -155,6 +161,7 @@ StagedForward<S> chunk_forward_staged(KernelRule rule, const Inputs<S> &in, cons
           states = std::move(f.stages.h);
           break;
         }
+        default: break; // refused by signature_of above
         }
         put_rows(r.out.o, out.o, seq, h);
         if (opts.output_final_state)
@@ -176,8 +183,9 @@ Output<S> chunk_forward(KernelRule rule, const Inputs<S> &in, const Options &opt
   case KernelRule::dplr_fla:
     return dplr::chunk(in, opts, dplr::Variant{dplr::Parameterisation::fla});
   case KernelRule::gated_oja: return gated_oja::chunk(in, opts);
+  default: break;
   }
-  return {};
+  throw std::invalid_argument(twin_detail::not_a_kernel_rule(rule));
 }
 
 template <Scalar S>
@@ -191,8 +199,9 @@ Grads<S> chunk_backward(KernelRule rule, const Inputs<S> &in, const Cotangents<S
   case KernelRule::dplr_fla:
     return dplr::chunk_backward(in, ct, opts, dplr::Variant{dplr::Parameterisation::fla});
   case KernelRule::gated_oja: return gated_oja::chunk_backward(in, ct, opts);
+  default: break;
   }
-  return {};
+  throw std::invalid_argument(twin_detail::not_a_kernel_rule(rule));
 }
 
 } // namespace ruleproof::gpu

@@ -21,7 +21,7 @@ template <class Check> void each_rule(gpu::DType t, gen::Need need, Check check)
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
-    prop_cases(rule_name(rule) + " " + gpu::dtype_name(t), 10, [=] {
+    prop_cases(std::string(name_of(rule)) + " " + gpu::dtype_name(t), 10, [=] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
       const Case c = *gen::case_for(rule, t, need);
       const Result r = check(c);
@@ -55,7 +55,7 @@ TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
   // them. One section per rule, (K, V) and check, so that a slow tool can take one at a time
   // (`-c RULE -c K64_V128 -c batch_varlen`).
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
-    DYNAMIC_SECTION(rule_name(rule)) {
+    DYNAMIC_SECTION(name_of(rule)) {
       for (const auto &[K, V] : fixed_key_value_sizes)
         DYNAMIC_SECTION("K" << K << "_V" << V) {
           for (const FixedCheck &f : fixed_checks(rule, gpu::DType::bf16, K, V))

@@ -305,7 +305,7 @@ TEST_CASE("the_twins_workers_emulate_as_the_calling_thread", "[twin]") {
 TEST_CASE("twin_stores_16_bits_where_the_kernels_do", "[twin]") {
   for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 20, [=] {
+      check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 20, [=] {
         const check::Case c = *cpu_case(rule, t);
         const check::Drawn d = check::draw(c);
         RC_ASSERT(d.in.a.empty() == !has_ab(rule));
@@ -328,7 +328,7 @@ TEST_CASE("another_fp32_order_of_the_algorithm_passes_the_twin_verdict", "[twin]
   // another fp32 order: a correct kernel of another order must pass with twin_factor.
   for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
+      check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 12, [=] {
         const check::Case c = *cpu_case(rule, t);
         RC_LOG() << c.describe() << "\n";
         const check::Drawn d = check::draw(c);
@@ -370,7 +370,7 @@ TEST_CASE("kernel_order_of_the_scores_passes_the_twin_verdict", "[twin]") {
     CHECK(v.holds());
   }
   for (KernelRule rule : kernel_rules)
-    check::prop_cases(rule_name(rule), 10, [=] {
+    check::prop_cases(std::string(name_of(rule)), 10, [=] {
       check::Case r = *cpu_case(rule, DType::bf16);
       r.B = 1;
       r.cu_seqlens.clear();
@@ -386,7 +386,7 @@ TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
   // can be seen at all.
   for (KernelRule rule : all_kernel_rules)
     for (DType t : {DType::bf16, DType::fp16})
-      check::prop_cases(rule_name(rule) + " " + dtype_name(t), 12, [=] {
+      check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 12, [=] {
         check::Case c = *cpu_case(rule, t);
         c.T = std::max<std::size_t>(c.T, 64);
         c.cu_seqlens.clear();

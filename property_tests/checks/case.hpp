@@ -14,6 +14,7 @@
 
 #include "reference/core/compare.hpp"
 #include "reference/core/validate.hpp"
+#include "reference/rule_id.hpp"
 
 namespace ruleproof::checks {
 
@@ -71,7 +72,12 @@ inline std::string name_of(ScalarKind s) {
 
 /// \brief What the generators need to know about a rule (from rules::All).
 struct RuleInfo {
-  std::string name;
+  RuleId id = RuleId::linear_attn; ///< the rule of rules::All (not read for sympow's rows)
+  /// sympow's rows (power > 0), which are no rule of the registry, name themselves
+  /// (sympow_infos: sympow_p<p>[_normalised]_<variant>); empty for every rule of rules::All
+  std::string sympow_name;
+  /// The rule's name: the registry's (name_of(id)), or a sympow row's own.
+  std::string name() const { return power > 0 ? sympow_name : std::string(name_of(id)); }
   GateKind gate = GateKind::none;
   std::size_t extra_state_columns = 0;   ///< 1 for normalised linear attention (z beside S)
   bool positive_features = false;        ///< phi(q)^T z must stay away from zero

@@ -18,14 +18,14 @@ inline void check_every_rule(ScalarKind s, Property p) {
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
   for (const RuleInfo &r : rule_infos()) {
     if (!applies(p, r)) {
-      WARN(name_of(p) << " does not apply to " << r.name << ": " << not_applicable(p, r));
+      WARN(name_of(p) << " does not apply to " << r.name() << ": " << not_applicable(p, r));
       continue;
     }
-    rc::prop(r.name + " in " + name_of(s), [s, p, r, seed] {
+    rc::prop(r.name() + " in " + name_of(s), [s, p, r, seed] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
       const Case c = *gen::case_for(p, r);
-      const Report report = run_check(s, p, r.name, c);
-      RC_LOG() << name_of(p) << ", rule " << r.name << ", " << name_of(s) << ":\n"
+      const Report report = run_check(s, p, r.name(), c);
+      RC_LOG() << name_of(p) << ", rule " << r.name() << ", " << name_of(s) << ":\n"
                << report.summary();
       RC_ASSERT(report.holds());
     });

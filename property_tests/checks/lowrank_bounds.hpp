@@ -54,35 +54,30 @@
 #include "reference/iplr/recurrent.hpp"
 #include "rounding.hpp"
 
+#include "reference/rule_id.hpp"
+
 namespace ruleproof::checks::lowrank {
 
-/// \brief The low-rank rules, as their bounds tell them apart.
-enum class Rule { dplr_seed, dplr_fla, dplr_no_gate, iplr, gated_oja };
-
-inline std::string name_of(Rule r) {
-  switch (r) {
-  case Rule::dplr_seed: return "dplr(seed)";
-  case Rule::dplr_fla: return "dplr(fla)";
-  case Rule::dplr_no_gate: return "dplr(no_gate)";
-  case Rule::iplr: return "iplr";
-  case Rule::gated_oja: return "gated_oja";
-  }
-  return "?";
-}
+/// \brief The low-rank rules (dplr, dplr_fla, dplr_no_gate, iplr, gated_oja): the registry's
+/// ids (reference/rule_id.hpp), named as the registry names them; the functions below take
+/// those five alone.
+using Rule = RuleId;
 
 inline dplr::Parameterisation param_of(Rule r) {
-  return r == Rule::dplr_seed  ? dplr::Parameterisation::seed
+  return r == Rule::dplr       ? dplr::Parameterisation::seed
          : r == Rule::dplr_fla ? dplr::Parameterisation::fla
                                : dplr::Parameterisation::no_gate;
 }
 
 inline Rule rule_of(dplr::Parameterisation p) {
-  return p == dplr::Parameterisation::seed  ? Rule::dplr_seed
+  return p == dplr::Parameterisation::seed  ? Rule::dplr
          : p == dplr::Parameterisation::fla ? Rule::dplr_fla
                                             : Rule::dplr_no_gate;
 }
 
-inline bool is_dplr(Rule r) { return r != Rule::iplr && r != Rule::gated_oja; }
+inline bool is_dplr(Rule r) {
+  return r == Rule::dplr || r == Rule::dplr_fla || r == Rule::dplr_no_gate;
+}
 
 inline Signature signature_of(Rule r) {
   return r == Rule::gated_oja ? gated_oja::signature
@@ -117,7 +112,7 @@ template <Scalar S> Inputs<S> majorant_inputs(Rule r, Inputs<S> in) {
   }
   make_abs(in.k);
   // seed and no_gate subtract a b^T: a -> -|a|; fla and iplr add b a^T.
-  make_abs(in.a, r == Rule::dplr_seed || r == Rule::dplr_no_gate);
+  make_abs(in.a, r == Rule::dplr || r == Rule::dplr_no_gate);
   make_abs(in.b);
   return in;
 }

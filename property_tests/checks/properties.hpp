@@ -80,7 +80,7 @@ namespace ruleproof::checks {
 
 template <class Rule> RuleInfo info_of() {
   RuleInfo r;
-  r.name = Rule::name();
+  r.id = Rule::id;
   const Signature sig = Rule::signature();
   r.gate = sig.gate;
   r.extra_state_columns = sig.extra_state_columns;
@@ -263,16 +263,6 @@ template <class Rule> constexpr bool is_contraction() {
   return is_family<Rule>(rules::BoundFamily::contraction);
 }
 
-/// A low-rank rule of the registry as lowrank_bounds.hpp names it.
-template <class Rule> lowrank::Rule lowrank_rule() {
-  if constexpr (std::is_same_v<Rule, rules::Iplr>)
-    return lowrank::Rule::iplr;
-  else if constexpr (std::is_same_v<Rule, rules::GatedOja>)
-    return lowrank::Rule::gated_oja;
-  else
-    return lowrank::rule_of(Rule::param);
-}
-
 /// The delta family's variant: the rule's signature's, with the case's (q, k normalised
 /// inside the op, beta in (0, 2)).
 template <class Rule> kda::Variant delta_variant(const Case &c) {
@@ -298,11 +288,7 @@ template <class Rule> softmax_attn::Encoding softmax_encoding(const Case &c) {
 /// delta rule with q, k normalised inside the op or beta up to 2, kda's family driver with
 /// that variant (what the registry's delta rules call with the default one), and for softmax
 /// attention with an encoding, its forms with that encoding. X: the scalar, or dual numbers.
-enum class Form { recurrent, parallel, chunk };
-inline const char *name_of(Form f) {
-  return f == Form::recurrent ? "recurrent" : f == Form::parallel ? "parallel" : "chunk";
-}
-
+/// (Form: the registry's, reference/rule_id.hpp.)
 template <Form F, class Rule, class X>
 Output<X> run_form(const Inputs<X> &x, const Options &o, const Case &c) {
   if constexpr (is_contraction<Rule>()) {
@@ -390,7 +376,7 @@ Output<S> forward_bound(const Inputs<S> &in, const Options &opts, const Case &c,
     // kappa covers chunk size opts.chunk_size and the whole sequence, which as one chunk
     // bounds every sub-chunk (lowrank_bounds.hpp).
     const lowrank::ForwardBound<S> b =
-        lowrank::forward_bound(lowrank::magnitudes(lowrank_rule<Rule>(), in, opts));
+        lowrank::forward_bound(lowrank::magnitudes(Rule::id, in, opts));
     return {Tensor<S>(like.o.shape(), b.o), Tensor<S>(like.final_state.shape(), b.state)};
   } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
     return {softmax::forward_bound(in, opts, softmax_encoding<Rule>(c)).output, Tensor<S>()};
@@ -440,7 +426,7 @@ template <class Rule, class S> Report check_forms_agree(const Case &c) {
   for_each_form<Rule, S>(c, [&](Form f, auto form) {
     if (f == Form::recurrent)
       return;
-    Measure m{name_of(f), "recurrent"};
+    Measure m{std::string(name_of(f)), "recurrent"};
     measure_output(m, form(in, opts), rec,
                    forward_bound<Rule>(in, bound_options(opts, f, c), c, rec));
     r.measures.push_back(m);
@@ -468,7 +454,7 @@ template <class Rule, class S> Report check_varlen(const Case &c) {
       put_time_slice(expected.o, alone.o, begin);
       put_state_slice(expected.final_state, alone.final_state, s);
     }
-    Measure m{name_of(f), std::string(name_of(f)) + " on each sequence alone"};
+    Measure m{std::string(name_of(f)), std::string(name_of(f)) + " on each sequence alone"};
     measure_identical(m, "o", full.o, expected.o);
     measure_identical(m, "final_state", full.final_state, expected.final_state);
     r.measures.push_back(m);
@@ -492,7 +478,7 @@ template <class Rule, class S> Report check_halves(const Case &c) {
     Output<S> joined{Tensor<S>(whole.o.shape()), second.final_state};
     put_time_slice(joined.o, first.o, 0);
     put_time_slice(joined.o, second.o, c.split);
-    Measure m{name_of(f), std::string(name_of(f)) + " in one run"};
+    Measure m{std::string(name_of(f)), std::string(name_of(f)) + " in one run"};
     measure_output(m, joined, whole, bound);
     r.measures.push_back(m);
   });
@@ -519,7 +505,7 @@ template <class Rule, class S> Report check_causality(const Case &c) {
   const Options opts = options_of(c);
   Report r;
   for_each_form<Rule, S>(c, [&](Form f, auto form) {
-    Measure m{name_of(f), std::string(name_of(f)) + " with inputs at t >= P changed"};
+    Measure m{std::string(name_of(f)), std::string(name_of(f)) + " with inputs at t >= P changed"};
     measure_identical(m, "o[t < P]", time_slice(form(changed, opts).o, 0, c.split),
                       time_slice(form(in, opts).o, 0, c.split));
     r.measures.push_back(m);
@@ -627,7 +613,7 @@ GradientBound<S> gradient_bound(const Inputs<S> &in, const Cotangents<S> &ct, co
     }
     b.rounding = db.rounding;
   } else if constexpr (is_family<Rule>(rules::BoundFamily::low_rank)) {
-    const lowrank::Rule r = lowrank_rule<Rule>();
+    const lowrank::Rule r = Rule::id;
     b = lowrank::gradient_bound(r, in, ct, opts, lowrank::magnitudes(r, in, opts));
   } else if constexpr (is_family<Rule>(rules::BoundFamily::softmax)) {
     b = softmax::gradient_bound(in, ct, opts, softmax_encoding<Rule>(c));

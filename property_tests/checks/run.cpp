@@ -14,7 +14,7 @@ std::vector<RuleInfo> rule_infos() {
 
 RuleInfo rule_info(const std::string &name) {
   for (const RuleInfo &r : rule_infos())
-    if (r.name == name)
+    if (r.name() == name)
       return r;
   throw std::invalid_argument("unknown rule '" + name + "'");
 }
@@ -38,7 +38,8 @@ std::vector<RuleInfo> sympow_infos() {
       r.rotary = v.rotary;
       r.gate = v.gated ? GateKind::scalar : GateKind::none;
       r.has_beta = v.rates, r.beta_low = 0, r.beta_high = 2;
-      r.name = "sympow_p" + std::to_string(p) + (r.normalise ? "_normalised_" : "_") + v.name;
+      r.sympow_name =
+          "sympow_p" + std::to_string(p) + (r.normalise ? "_normalised_" : "_") + v.name;
       infos.push_back(r);
     }
   return infos;

@@ -11,7 +11,7 @@ namespace ruleproof::checks {
 Report run_sympow_check(ScalarKind s, Property p, const std::string &rule, const Case &c) {
   bool known = false;
   for (const RuleInfo &r : sympow_infos())
-    known = known || r.name == rule;
+    known = known || r.name() == rule;
   if (!known)
     throw std::invalid_argument("unknown rule '" + rule + "'");
   switch (s) {

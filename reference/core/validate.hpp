@@ -4,12 +4,10 @@
 
 #include <string>
 
+#include "gate_kind.hpp"
 #include "inputs.hpp"
 
 namespace ruleproof {
-
-/// Which dimension a rule's log-gate has.
-enum class GateKind { none, scalar, key, value };
 
 /// \brief The inputs a rule takes: its gate, whether it has beta and in what interval
 /// beta must lie, how many columns its state has beyond V, and whether it takes

@@ -22,6 +22,7 @@
 
 #include <string>
 
+#include "../rule_id.hpp"
 #include "gla.hpp"
 
 namespace ruleproof::gla {
@@ -39,12 +40,8 @@ enum class block_residual {
   y,               ///< X' = SwiGLU(LN(Y)) + Y, the usual pre-norm block
 };
 
-/// Which form of gla computes the core.
-enum class core_form { recurrent, parallel, chunk };
-
-inline std::string name_of(core_form f) {
-  return f == core_form::recurrent ? "recurrent" : f == core_form::parallel ? "parallel" : "chunk";
-}
+/// Which form of gla computes the core: the registry's Form (reference/rule_id.hpp).
+using core_form = Form;
 
 /// \brief Weights of one normalisation: w and b of length n; empty means w = 1, b = 0
 /// (no affine part).

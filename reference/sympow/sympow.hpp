@@ -24,7 +24,9 @@
 
 namespace ruleproof::sympow {
 
-/// The three forms, for tables that walk them.
+/// The three forms, for tables that walk them. sympow's own, not the registry's Form
+/// (reference/rule_id.hpp): its quadratic form is the attention form, with no parallel form
+/// beside it.
 enum class Form { attention, recurrent, chunk };
 
 inline const char *name_of(Form f) {
