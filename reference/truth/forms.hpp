@@ -60,6 +60,11 @@
   RULEPROOF_TRUTH_low_rank(PREFIX, S);                                                             \
   RULEPROOF_TRUTH_softmax(PREFIX, S)
 
+#ifdef RULEPROOF_DOUBLE_ONLY
+// The library holds double alone: a unit that calls a form in another scalar instantiates it.
+#include "definitions.hpp"
+#endif
+
 namespace ruleproof {
 RULEPROOF_TRUTH_ALL(extern, double);
 #ifndef RULEPROOF_DOUBLE_ONLY
