@@ -522,4 +522,32 @@ template <class S> KdaCase<S> draw_kda(Draw<S> &d) {
 /// The note's B for DPLR without explicit gating: b_t = Diag(alpha_t)^-1 d_t (D the drawn b).
 template <class S> Mat<S> B_of_D(const Chunk<S> &c) { return c.B.cwiseQuotient(c.alpha); }
 
+// ---- What both halves of the claims use (seed_001.cpp, seed_001_backward.cpp) ----
+
+inline const Source forward_src{seed_001, "Gated DPLR Forward", ""};
+inline Source backward_src(const char *part) {
+  return {seed_001, std::string("Gated DPLR Backward / ") + part, ""};
+}
+inline const Source kda_src{seed_001, "Discussions / Reducing to KDA", ""};
+inline const Source no_gate_src{seed_001, "Discussions / DPLR Without Explicit Gating", ""};
+
+inline Claim gradient_claim(Claim c) {
+  c.gradient = true;
+  return c;
+}
+/// The rows the note's v_i (written without [t]) stands for in chunk c: the chunk's own, or
+/// rows 1 ... n of the sequence.
+template <class S> Mat<S> v_rows(const Dplr<S> &p, const Chunk<S> &c, bool sequence_rows) {
+  return sequence_rows ? Mat<S>(p.x.v.topRows(c.n)) : c.V;
+}
+
+inline Reading v_index_reading(bool sequence_rows, const std::string &statement, Check check) {
+  return {sequence_rows ? "v_i the i-th row of the sequence" : "v_i the i-th row of chunk [t]",
+          statement + (sequence_rows ? " (v_i = row i of V)" : " (v_i = v^i_[t])"),
+          std::move(check)};
+}
+
+/// The claims of the note's backward and its discussions (seed_001_backward.cpp).
+std::vector<Claim> backward_and_discussion_claims();
+
 } // namespace ruleproof::proofs::notes::seed001
