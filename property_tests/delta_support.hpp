@@ -147,18 +147,6 @@ inline Inputs<double> make_inputs(const Case &c) {
   return in;
 }
 
-/// Upstream gradients for a case's outputs, uniform in [-1, 1].
-inline Cotangents<double> make_cotangents(const Case &c, const Output<double> &out) {
-  std::mt19937_64 rng(c.values_seed ^ 0x9e3779b97f4a7c15ull);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  Cotangents<double> ct{Tensor<double>(out.o.shape()), Tensor<double>(out.final_state.shape())};
-  for (std::size_t i = 0; i < ct.d_o.size(); ++i)
-    ct.d_o[i] = unit(rng);
-  for (std::size_t i = 0; i < ct.d_ht.size(); ++i)
-    ct.d_ht[i] = unit(rng);
-  return ct;
-}
-
 template <Scalar S> Output<S> run(Form f, const Case &c, const Inputs<S> &in, const Options &opts) {
   const GateKind gate = gate_of(c.rule);
   switch (f) {
@@ -167,12 +155,6 @@ template <Scalar S> Output<S> run(Form f, const Case &c, const Inputs<S> &in, co
   case Form::chunk: return kda::family::chunk(in, opts, gate, c.variant());
   }
   return {};
-}
-
-template <Scalar S>
-Grads<S> run_backward(const Case &c, const Inputs<S> &in, const Cotangents<S> &ct,
-                      const Options &opts) {
-  return kda::family::chunk_backward(in, ct, opts, gate_of(c.rule), c.variant());
 }
 
 /// Every head of every sequence of a case, as kda's chunkwise form sees it.

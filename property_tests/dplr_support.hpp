@@ -111,11 +111,6 @@ template <Scalar S> Inputs<S> make_inputs(const Case &c, bool interior = false) 
   return convert_inputs<S>(in, [](double x) { return from_double<S>(x); });
 }
 
-/// Upstream gradients for a case's outputs, uniform in [-1, 1].
-template <Scalar S> Cotangents<S> make_cotangents(const Case &c, const Output<S> &out) {
-  return test_support::uniform_cotangents(c.values_seed, out);
-}
-
 template <Scalar S> Output<S> run(Rule r, Form f, const Inputs<S> &in, const Options &opts) {
   if (r == Rule::iplr)
     return f == Form::recurrent  ? iplr::recurrent(in, opts)
@@ -129,15 +124,6 @@ template <Scalar S> Output<S> run(Rule r, Form f, const Inputs<S> &in, const Opt
   return f == Form::recurrent  ? dplr::recurrent(in, opts, var)
          : f == Form::parallel ? dplr::parallel(in, opts, var)
                                : dplr::chunk(in, opts, var);
-}
-
-template <Scalar S>
-Grads<S> run_backward(Rule r, const Inputs<S> &in, const Cotangents<S> &ct, const Options &opts) {
-  if (r == Rule::iplr)
-    return iplr::chunk_backward(in, ct, opts);
-  if (r == Rule::gated_oja)
-    return gated_oja::chunk_backward(in, ct, opts);
-  return dplr::chunk_backward(in, ct, opts, dplr::Variant{param_of(r)});
 }
 
 using checks::lowrank::max_abs;

@@ -49,17 +49,6 @@ private:
   std::uniform_real_distribution<double> unit_{-1.0, 1.0}, open01_{0.0, 1.0};
 };
 
-/// Upstream gradients for a case's outputs, uniform in [-1, 1], from a seed of their own
-/// (the case's seed, mixed).
-template <Scalar S>
-Cotangents<S> uniform_cotangents(std::uint64_t case_seed, const Output<S> &out) {
-  SeededValues values(case_seed ^ 0x9e3779b97f4a7c15ull);
-  const auto draw = [&](const Tensor<S> &like) {
-    return values.uniform(like.shape()).template map<S>([](double x) { return from_double<S>(x); });
-  };
-  return {draw(out.o), out.final_state.empty() ? Tensor<S>() : draw(out.final_state)};
-}
-
 /// Scales every row of the last axis (D entries) to Euclidean norm at most `limit`.
 inline void limit_rows(Tensor<double> &x, std::size_t D, double limit) {
   for (std::size_t row = 0; row * D < x.size(); ++row) {

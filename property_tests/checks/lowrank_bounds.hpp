@@ -69,16 +69,6 @@ inline dplr::Parameterisation param_of(Rule r) {
                                : dplr::Parameterisation::no_gate;
 }
 
-inline Rule rule_of(dplr::Parameterisation p) {
-  return p == dplr::Parameterisation::seed  ? Rule::dplr
-         : p == dplr::Parameterisation::fla ? Rule::dplr_fla
-                                            : Rule::dplr_no_gate;
-}
-
-inline bool is_dplr(Rule r) {
-  return r == Rule::dplr || r == Rule::dplr_fla || r == Rule::dplr_no_gate;
-}
-
 inline Signature signature_of(Rule r) {
   return r == Rule::gated_oja ? gated_oja::signature
          : r == Rule::iplr    ? iplr::signature
