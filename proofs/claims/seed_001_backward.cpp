@@ -2,6 +2,7 @@
 // discussions (the reduction to KDA, DPLR without explicit gating); its forward's are
 // seed_001.cpp's, whose header says what the truth is.
 #include "claims.hpp"
+#include "reference/kda/chunk.hpp"
 #include "reference/kda/recurrent.hpp"
 #include "seed_001_support.hpp"
 
@@ -9,6 +10,32 @@ namespace ruleproof::proofs::notes {
 namespace {
 
 using namespace seed001;
+
+/// \brief A KDA head (q, k, v', g, beta, S_0) and the note's DPLR head for it: a_t = k_t,
+/// b_t = beta_t k_t, v_t = beta_t v'_t; kda's chunkwise stages (A, w, u, h, v_new).
+template <class S> struct KdaCase {
+  Head<S> kda;
+  Dplr<S> p;
+  kda::ChunkStages<S> st;
+  Mat<S> beta(const Chunk<S> &c) const {
+    return Mat<S>(Vec<S>(kda.beta.segment(c.s, c.n)).asDiagonal());
+  }
+};
+template <class S> KdaCase<S> draw_kda(Draw<S> &d) {
+  KdaCase<S> r;
+  r.kda = draw_head(d, d.sizes.K, true, true);
+  r.p.x = r.kda;
+  r.p.x.a = r.kda.k;
+  r.p.x.b = r.kda.beta.asDiagonal() * r.kda.k;
+  r.p.x.v = r.kda.beta.asDiagonal() * r.kda.v;
+  r.p.x.beta = Vec<S>();
+  r.p.d_o = Mat<S>::Zero(r.kda.v.rows(), r.kda.v.cols());
+  r.p.d_ht = Mat<S>::Zero(r.kda.k.cols(), r.kda.v.cols());
+  r.p.C = d.sizes.C;
+  r.p.chunks = chunks_of(r.kda, r.p.C);
+  r.st = kda::chunk_forward_head(r.kda, S(1), r.p.C, GateKind::key).stages;
+  return r;
+}
 
 // ---- Gated DPLR Backward ----
 

@@ -19,6 +19,7 @@
 
 #include <vector>
 
+#include "../kda/chunk.hpp"
 #include "../low_rank/chunk.hpp"
 
 namespace ruleproof::gated_oja {

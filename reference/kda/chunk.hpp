@@ -26,6 +26,8 @@
 namespace ruleproof::kda {
 
 using shared::chunk_local_cumsum;
+using shared::chunk_local_cumsum_reverse;
+using shared::solve_tril;
 
 namespace detail {
 using namespace shared;
@@ -102,17 +104,6 @@ ChunkGates<S> chunk_gates(const Mat<S> &g_cum, std::size_t C, bool per_row = fal
 
 } // namespace detail
 
-/// \brief The suffix sum inside every chunk, \f$ d g_t = \sum_{s = t}^{c_1} d\Gamma_s \f$
-/// (flash-linear-attention's `chunk_local_cumsum(..., reverse=True)`): the adjoint of
-/// chunk_local_cumsum.
-template <Scalar S> Mat<S> chunk_local_cumsum_reverse(const Mat<S> &dg_cum, std::size_t C) {
-  Mat<S> dg = dg_cum;
-  for (const auto &[s, n] : shared::chunks_of(dg.rows(), C))
-    for (Eigen::Index t = s + n - 1; t-- > s;)
-      dg.row(t) += dg.row(t + 1);
-  return dg;
-}
-
 /// \brief `chunk_scaled_dot_kkt`: \f$ A_0 = \mathrm{Diag}(\beta) (K^{\leftarrow}
 /// K^{\rightarrow\top} \odot M_{-1}) \f$ per chunk, n x n, strictly lower triangular.
 template <Scalar S>
@@ -131,15 +122,6 @@ template <Scalar S>
 std::vector<Mat<S>> chunk_scaled_dot_kkt(const Mat<S> &k, const Vec<S> &beta, const Mat<S> &g_cum,
                                          std::size_t C) {
   return chunk_scaled_dot_kkt(k, beta, detail::chunk_gates(g_cum, C));
-}
-
-/// \brief `solve_tril`: \f$ A = (I + A_0)^{-1} \f$ per chunk, by forward substitution on
-/// the unit lower triangular \f$ I + A_0 \f$; A is unit lower triangular.
-template <Scalar S> std::vector<Mat<S>> solve_tril(const std::vector<Mat<S>> &A0) {
-  std::vector<Mat<S>> A;
-  for (const Mat<S> &a0 : A0) // seed 003, forward step 2; kernels store A in 16 bits
-    A.push_back(emulation::stored<S>(shared::unit_lower_inverse(a0)));
-  return A;
 }
 
 /// The WY (UT) representation of one sequence: L x K and L x V, chunk after chunk.

@@ -1,18 +1,18 @@
-// ruleproof: what the chunkwise forms of the low-rank rules (dplr, iplr, gated_oja) share:
-// the stages they take from kda (chunk_local_cumsum_reverse, solve_tril) beside the shared
-// chunk machinery (reference/shared/), a chunkwise forward's outputs with its stage
-// intermediates, and the parallel form as one chunk as long as the sequence.
+// ruleproof: what the chunkwise forms of the low-rank rules (dplr, iplr, gated_oja) share
+// beside the chunk machinery of every rule (reference/shared/): a chunkwise forward's outputs
+// with its stage intermediates, and the parallel form as one chunk as long as the sequence.
 #pragma once
 
 #include <algorithm>
 
-#include "../kda/chunk.hpp"
+#include "../core/heads.hpp"
+#include "../shared/chunk.hpp"
 
 namespace ruleproof::low_rank {
 
-using kda::chunk_local_cumsum_reverse;
-using kda::solve_tril;
 using shared::chunk_local_cumsum;
+using shared::chunk_local_cumsum_reverse;
+using shared::solve_tril;
 
 /// \brief One head's chunkwise forward: its outputs and the stage intermediates (the rule's
 /// `ChunkStages`) a kernel is checked against, stage by stage.

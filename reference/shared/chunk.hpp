@@ -1,6 +1,8 @@
 // ruleproof: the chunk machinery every rule's chunkwise form shares: the chunks of a
-// sequence, the local cumulative log-gate (chunk_local_cumsum), the decay inside a chunk and
-// the bilinear maps built on it (ChunkDecay), the decay to a chunk's end, and triangular masks.
+// sequence, the local cumulative log-gate (chunk_local_cumsum) and its adjoint
+// (chunk_local_cumsum_reverse), the decay inside a chunk and the bilinear maps built on it
+// (ChunkDecay), the decay to a chunk's end, triangular masks, and the inverse of a chunk's unit
+// lower triangular system (solve_tril).
 #pragma once
 
 #include <algorithm>
@@ -130,6 +132,17 @@ inline std::vector<ChunkRange> chunks_of(Eigen::Index L, std::size_t C) {
   return chunks;
 }
 
+/// \brief The suffix sum inside every chunk, \f$ d g_t = \sum_{s = t}^{c_1} d\Gamma_s \f$
+/// (flash-linear-attention's `chunk_local_cumsum(..., reverse=True)`): the adjoint of
+/// chunk_local_cumsum.
+template <Scalar S> Mat<S> chunk_local_cumsum_reverse(const Mat<S> &dg_cum, std::size_t C) {
+  Mat<S> dg = dg_cum;
+  for (const auto &[s, n] : chunks_of(dg.rows(), C))
+    for (Eigen::Index t = s + n - 1; t-- > s;)
+      dg.row(t) += dg.row(t + 1);
+  return dg;
+}
+
 template <Scalar S> Mat<S> exp_of(const Mat<S> &x) {
   using std::exp;
   return x.unaryExpr([](const S &e) { return S(exp(e)); });
@@ -175,6 +188,15 @@ template <Scalar S> double condition_inf(const Mat<S> &A0, const Mat<S> &A) {
 /// Row n - 1 of a chunk's g_cum as a K-vector of decays e^{Gamma_last}.
 template <Scalar S> Vec<S> decay_last(const Mat<S> &g_cum) {
   return exp_of(Mat<S>(g_cum.row(g_cum.rows() - 1).transpose()));
+}
+
+/// \brief `solve_tril`: \f$ A = (I + A_0)^{-1} \f$ per chunk, by forward substitution on
+/// the unit lower triangular \f$ I + A_0 \f$; A is unit lower triangular.
+template <Scalar S> std::vector<Mat<S>> solve_tril(const std::vector<Mat<S>> &A0) {
+  std::vector<Mat<S>> A;
+  for (const Mat<S> &a0 : A0) // seed 003, forward step 2; kernels store A in 16 bits
+    A.push_back(emulation::stored<S>(unit_lower_inverse(a0)));
+  return A;
 }
 
 } // namespace ruleproof::shared
