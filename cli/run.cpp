@@ -15,8 +15,15 @@
 namespace ruleproof::cli {
 namespace {
 
+// The double-only build (RULEPROOF_DOUBLE_ONLY, the sanitizer build) computes in double alone.
+#ifdef RULEPROOF_DOUBLE_ONLY
+constexpr const char *default_scalar = "double";
+#else
+constexpr const char *default_scalar = "float128";
+#endif
+
 struct RunArgs {
-  std::string rule, form = "chunk", scalar = "float128", input, out;
+  std::string rule, form = "chunk", scalar = default_scalar, input, out;
   bool backward = false;
 };
 
@@ -61,7 +68,13 @@ template <class Rule, Scalar S> nlohmann::json run_rule(const RunArgs &args) {
 template <class Rule> nlohmann::json run_in_scalar(const RunArgs &args) {
   if (args.scalar == "double")
     return run_rule<Rule, double>(args);
+#ifdef RULEPROOF_DOUBLE_ONLY
+  throw InputError("--scalar", "this build computes in double alone (RULEPROOF_DOUBLE_ONLY, "
+                               "the sanitizer build), not in " +
+                                   args.scalar);
+#else
   return run_rule<Rule, float128>(args);
+#endif
 }
 
 int run(const RunArgs &args) {
