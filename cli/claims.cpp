@@ -60,14 +60,6 @@ std::vector<const proofs::Claim *> select(const std::vector<proofs::Claim> &all,
   return chosen;
 }
 
-/// The reading a claim's line shows: the first failing one, else the first.
-const proofs::ReadingResult *shown_reading(const proofs::ClaimResult &r) {
-  for (const proofs::ReadingResult &x : r.readings)
-    if (x.verdict == proofs::Verdict::fails)
-      return &x;
-  return r.readings.empty() ? nullptr : &r.readings.front();
-}
-
 /// One claim in the result format. `as_json`: the claim as proofs::to_json writes it (its
 /// source, quote, statement and every reading), kept as the result's details.
 reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
@@ -88,7 +80,7 @@ reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
     error = std::max(error, x.max_rel_error);
   r.worst_error = error;
   r.digits = digits_agreed(error);
-  const proofs::ReadingResult *shown = shown_reading(cr);
+  const proofs::ReadingResult *shown = proofs::shown_reading(cr);
   r.replay.seed = proofs::claim_seed(c.id, o.engine.seed);
   if (shown) {
     r.scalar = shown->method;

@@ -142,7 +142,8 @@ struct Reading {
 };
 
 /// \brief A claim of a seed note: one reading, or several when the note leaves a symbol or
-/// index undefined (its verdict is then `ambiguous`, with each reading's verdict).
+/// index undefined (its verdict is then `ambiguous` where the readings disagree, and
+/// otherwise theirs: engine.hpp's `verdict_of_readings`).
 struct Claim {
   std::string id;
   Source source;

@@ -216,6 +216,16 @@ ReadingResult decide_reading(const Reading &r, const Claim &c, const EngineOptio
   return res;
 }
 
+Verdict verdict_of_readings(const std::vector<ReadingResult> &readings) {
+  const auto with = [&](Verdict v) {
+    return std::any_of(readings.begin(), readings.end(),
+                       [v](const ReadingResult &x) { return x.verdict == v; });
+  };
+  if (with(Verdict::holds) && with(Verdict::fails))
+    return Verdict::ambiguous;
+  return with(Verdict::fails) ? Verdict::fails : Verdict::holds;
+}
+
 ClaimResult decide(const Claim &c, const EngineOptions &o) {
   ClaimResult res;
   res.claim = &c;
@@ -227,10 +237,7 @@ ClaimResult decide(const Claim &c, const EngineOptions &o) {
     res.problem = std::string("the check could not be evaluated: ") + e.what();
     return res;
   }
-  if (res.readings.size() > 1)
-    res.verdict = Verdict::ambiguous;
-  else if (!res.readings.empty())
-    res.verdict = res.readings.front().verdict;
+  res.verdict = verdict_of_readings(res.readings);
   if (!c.correction_of.empty() && res.verdict != Verdict::holds)
     res.problem = "a correction must hold, and this one " + to_string(res.verdict);
   return res;

@@ -69,8 +69,13 @@ double schwartz_zippel_bound(long long degree, double set_size, int points);
 
 ReadingResult decide_reading(const Reading &r, const Claim &c, const EngineOptions &o);
 
-/// Decides every reading; the claim holds or fails with its one reading, and is
-/// ambiguous with several. A correction (`correction_of`) that does not hold is a problem.
+/// A claim's verdict from its readings': `ambiguous` only where they disagree (one holds,
+/// another fails); where every reading fails it fails, whichever the note meant, and where
+/// every reading holds it holds.
+Verdict verdict_of_readings(const std::vector<ReadingResult> &readings);
+
+/// Decides every reading, and the claim by `verdict_of_readings`. A correction
+/// (`correction_of`) that does not hold is a problem.
 ClaimResult decide(const Claim &c, const EngineOptions &o);
 
 /// Decides claims on `threads` threads, in order of the input; `progress(done, total)`

@@ -25,14 +25,6 @@ std::string sizes_string(const Sizes &s) {
 
 std::string error_string(double e) { return e == 0 ? "0" : fmt::format("{:.2g}", e); }
 
-/// The reading that decides what a line of the table shows: the first failing one.
-const ReadingResult *shown_reading(const ClaimResult &r) {
-  for (const ReadingResult &x : r.readings)
-    if (x.verdict == Verdict::fails)
-      return &x;
-  return r.readings.empty() ? nullptr : &r.readings.front();
-}
-
 std::string counterexample_string(const ClaimResult &r) {
   const ReadingResult *x = shown_reading(r);
   if (!x || !x->counterexample)
@@ -92,6 +84,26 @@ std::string cell(std::string s) {
 
 } // namespace
 
+const ReadingResult *shown_reading(const ClaimResult &r) {
+  for (const ReadingResult &x : r.readings)
+    if (x.verdict == Verdict::fails)
+      return &x;
+  return r.readings.empty() ? nullptr : &r.readings.front();
+}
+
+std::string readings_summary(const ClaimResult &r) {
+  if (r.verdict != Verdict::ambiguous)
+    return "";
+  const auto named = [&](Verdict v) {
+    std::string names;
+    for (const ReadingResult &x : r.readings)
+      if (x.verdict == v)
+        names += (names.empty() ? "\"" : ", \"") + x.name + "\"";
+    return names;
+  };
+  return "holds read as " + named(Verdict::holds) + "; fails read as " + named(Verdict::fails);
+}
+
 std::vector<std::string> registry_problems(const std::vector<const Claim *> &claims,
                                            const std::vector<Claim> &all,
                                            const std::filesystem::path &seeds_dir,
@@ -135,6 +147,8 @@ std::string table(const std::vector<ClaimResult> &results) {
   for (const ClaimResult &r : results) {
     out += fmt::format("{:<40} {:<10} {:>9}  {}\n", r.claim->id, to_string(r.verdict),
                        error_string(max_error(r)), counterexample_string(r));
+    if (r.verdict == Verdict::ambiguous)
+      out += "  " + readings_summary(r) + "\n";
     if (!r.problem.empty())
       out += "  problem: " + r.problem + "\n";
   }
@@ -180,6 +194,7 @@ nlohmann::json to_json(const std::vector<ClaimResult> &results, const EngineOpti
         {"quote", c.quote},
         {"statement", c.statement},
         {"verdict", to_string(r.verdict)},
+        {"readings_summary", readings_summary(r)},
         {"max_rel_error", max_error(r)},
         {"counterexample", nullptr},
         {"readings", readings},
@@ -230,6 +245,10 @@ std::string to_markdown(const std::vector<ClaimResult> &results, const EngineOpt
     md += fmt::format("\n### {} ({})\n\n{}, {}.\n\n> {}\n\nAs written: {}\n", c.id,
                       to_string(r.verdict), c.source.file, source_string(c.source), c.quote,
                       c.statement);
+    if (r.verdict == Verdict::ambiguous)
+      md += "\nThe readings disagree: it " + readings_summary(r) + ".\n";
+    else if (r.readings.size() > 1)
+      md += fmt::format("\nIt fails under each of its {} readings.\n", r.readings.size());
     for (const ReadingResult &x : r.readings) {
       md += fmt::format("\n- {}: **{}**, {}, largest relative difference {}", x.name,
                         to_string(x.verdict), method_string(x), error_string(x.max_rel_error));

@@ -21,6 +21,13 @@ std::vector<std::string> registry_problems(const std::vector<const Claim *> &cla
                                            const std::filesystem::path &seeds_dir,
                                            bool check_quotes);
 
+/// The reading a claim's line shows: its first failing reading, else its first.
+const ReadingResult *shown_reading(const ClaimResult &r);
+
+/// For an ambiguous claim, the readings under which it holds and those under which it
+/// fails ("holds read as \"a\"; fails read as \"b\""); empty for any other.
+std::string readings_summary(const ClaimResult &r);
+
 /// The terminal table: id, source, verdict, error, counterexample; a summary per note.
 std::string table(const std::vector<ClaimResult> &results);
 

@@ -185,6 +185,26 @@ TEST_CASE("claims_engine_rejects_a_correction_that_does_not_hold_and_reports_rea
   CHECK(a.readings[1].verdict == Verdict::fails);
 }
 
+TEST_CASE("a_claims_verdict_follows_its_readings_and_is_ambiguous_only_where_they_disagree") {
+  const auto with_readings = [](const std::string &id, std::vector<int> firsts) {
+    Claim c = claim(id, {"note.txt", "section", ""}, "a quote of twenty characters or more",
+                    "o_t = q_t sum_{i <= t} k_i^T v_i, its first index read several ways");
+    for (int first : firsts)
+      c.readings.push_back({"from " + std::to_string(first), "", sum_from(first)});
+    return decide(c, options);
+  };
+  const ClaimResult every_fails = with_readings("all.fail", {1, 2});
+  CHECK(every_fails.verdict == Verdict::fails);
+  CHECK(readings_summary(every_fails).empty());
+  const ClaimResult every_holds = with_readings("all.hold", {0, 0});
+  CHECK(every_holds.verdict == Verdict::holds);
+  const ClaimResult disagree = with_readings("disagree", {1, 0, 2});
+  CHECK(disagree.verdict == Verdict::ambiguous);
+  CHECK(readings_summary(disagree) == "holds read as \"from 0\"; fails read as \"from 1\", "
+                                      "\"from 2\"");
+  CHECK(shown_reading(disagree)->name == "from 1");
+}
+
 TEST_CASE("claims_engine_replays_a_seed") {
   const Claim c = test_claim("false.range", sum_from(1), {6, 3, 3, 3});
   const ClaimResult a = decide(c, options), b = decide(c, options);
