@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "exit_codes.hpp"
 #include "option_checks.hpp"
 #include "proofs/claims/claims.hpp"
+#include "proofs/coverage.hpp"
 #include "proofs/report.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/inputs.hpp"
@@ -108,6 +111,26 @@ reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
   return r;
 }
 
+/// The coverage of each note by the whole registry (not only the claims a run decides).
+std::vector<proofs::NoteCoverage> note_coverage(const std::vector<proofs::Claim> &all,
+                                                const std::filesystem::path &seeds) {
+  std::vector<const proofs::Claim *> claims;
+  std::vector<std::string> files;
+  for (const proofs::Claim &c : all) {
+    claims.push_back(&c);
+    if (std::find(files.begin(), files.end(), c.source.file) == files.end())
+      files.push_back(c.source.file);
+  }
+  const std::vector<proofs::NoClaimNeeded> reasons = proofs::notes::no_claim_needed();
+  std::vector<proofs::NoteCoverage> out;
+  for (const std::string &f : files) {
+    std::ifstream in(seeds / f, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out.push_back(proofs::coverage_of(f, text, claims, reasons));
+  }
+  return out;
+}
+
 int run_claims(const ClaimsOptions &o) {
   expect_writable("--out", o.out, true);
   if (!o.summary.empty())
@@ -126,8 +149,11 @@ int run_claims(const ClaimsOptions &o) {
   if (!have_notes)
     fmt::print(stderr, "ruleproof claims: no seed notes at {}: quotes not checked (--seeds)\n",
                o.seeds);
-  const std::vector<std::string> problems =
-      proofs::registry_problems(every, all, o.seeds, have_notes);
+  std::vector<std::string> problems = proofs::registry_problems(every, all, o.seeds, have_notes);
+  const std::vector<proofs::NoteCoverage> coverage =
+      have_notes ? note_coverage(all, o.seeds) : std::vector<proofs::NoteCoverage>{};
+  for (const proofs::NoteCoverage &n : coverage)
+    problems.insert(problems.end(), n.problems.begin(), n.problems.end());
   fmt::print(stderr, "ruleproof claims: deciding {} claims on {} threads (seed {})\n",
              chosen.size(), o.threads, o.engine.seed);
   reports::Progress progress("ruleproof claims: decided", chosen.size(),
@@ -136,6 +162,9 @@ int run_claims(const ClaimsOptions &o) {
                                           [&](std::size_t, std::size_t) { progress.advance(); });
   progress.finish();
   std::cout << proofs::table(results);
+  for (const proofs::NoteCoverage &n : coverage)
+    fmt::print("{}: {} displayed equations, {} neither covered by a claim nor given a reason\n",
+               n.file, n.rows.size(), n.uncovered().size());
   for (const std::string &p : problems)
     fmt::print("registry problem: {}\n", p);
   const std::filesystem::path out(o.out);
@@ -145,7 +174,8 @@ int run_claims(const ClaimsOptions &o) {
   run.details = {{"points", o.engine.points},
                  {"mpfr_digits", o.engine.mpfr_digits},
                  {"registry_problems", problems}};
-  reports::write_file_atomically(out / "claims.md", proofs::to_markdown(results, o.engine));
+  reports::write_file_atomically(out / "claims.md", proofs::to_markdown(results, o.engine) +
+                                                        proofs::coverage_markdown(coverage));
   write_report(run, (out / "claims.json").string(), o.summary);
   fmt::print("wrote {} and {}\n", (out / "claims.json").string(), (out / "claims.md").string());
   const bool sound =

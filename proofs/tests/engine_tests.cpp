@@ -8,6 +8,7 @@
 
 #include "proofs/claims/claims.hpp"
 #include "proofs/claims/common.hpp"
+#include "proofs/coverage.hpp"
 #include "proofs/engine.hpp"
 #include "proofs/report.hpp"
 #include "reference/gla/gla.hpp"
@@ -236,4 +237,45 @@ TEST_CASE("claims_quotes_are_verbatim_in_the_seed_notes", "[quotes]") {
   for (const std::string &p : problems)
     UNSCOPED_INFO(p);
   CHECK(problems.empty());
+}
+
+TEST_CASE("coverage_finds_every_displayed_equation_and_the_ones_neither_covered_nor_reasoned") {
+  // Three displays: a derivation of two steps (the "&+" line continues the first), two
+  // equations side by side, and a list of two definitions.
+  const std::string note =
+      "Intro $x$ prose.\n$$\n\\begin{aligned} S_t &= S_{t-1} A_t \\\\ "
+      "&+ v_t k_t^\\top \\\\ &= S_{t-1} A_t + v_t k_t^\\top \\end{aligned}\n$$\n"
+      "then\n$$\n\\begin{aligned} D &= d_1 - d_2 & w &= w_1 "
+      "\\end{aligned}\n$$\nand\n$$\n\\Gamma = [g_1, g_2] ,\\quad "
+      "\\overleftarrow{Q} = Q \\odot \\Gamma\n$$\n";
+  const std::vector<Display> rows = displays_of(note);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].text == "S_t &= S_{t-1} A_t \\\\ &+ v_t k_t^\\top");
+  CHECK(rows[1].text == "&= S_{t-1} A_t + v_t k_t^\\top");
+  CHECK(rows[2].text == "D &= d_1 - d_2");
+  CHECK(rows[3].text == "w &= w_1");
+  CHECK(rows[4].text == "\\Gamma = [g_1, g_2]");
+  CHECK(rows[5].line == 11);
+  Claim first = test_claim("first.step", sum_from(0)), second = test_claim("side", sum_from(0));
+  first.source.file = second.source.file = "n.txt";
+  first.quote = "&+ v_t k_t^\\top";
+  second.quote = "D &= d_1 - d_2";
+  const std::vector<NoClaimNeeded> reasons{{"n.txt", "\\Gamma = [g_1, g_2]", "a definition"},
+                                           {"n.txt", "not in the note", "stale"}};
+  const NoteCoverage c = coverage_of("n.txt", note, {&first, &second}, reasons);
+  CHECK(c.claims[0] == std::vector<std::string>{"first.step"});
+  CHECK(c.reasons[4] == "a definition");
+  CHECK(c.uncovered() == std::vector<std::size_t>{1, 3, 5});
+  REQUIRE(c.problems.size() == 1); // the reason whose quote is in no note
+  CHECK(coverage_markdown({c}).find("| n.txt | 6 | 2 | 1 | 3 |") != std::string::npos);
+
+  // A note extracted from HTML: formula lines and a numbered statement.
+  const std::string html = "Some prose with Qi𝑄Q_{i} inline.\nYi=SiZisubscript\\frac{S}{Z} "
+                           "noise\nProposition 1.\nWhen so, then\nBij=bij(x)\\displaystyle "
+                           "b\n(a) p=4 caption\n";
+  const std::vector<Display> lines = displays_of(html);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].line == 2);
+  CHECK(lines[1].text.rfind("Proposition 1.", 0) == 0);
+  CHECK(lines[1].end == lines[2].end); // the statement runs to the end of its formula
 }
