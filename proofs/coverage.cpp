@@ -276,9 +276,10 @@ NoteCoverage coverage_of(const std::string &file, const std::string &note,
       c.problems.push_back("a reason's quote is not found verbatim in " + file + ": " + n.quote);
       continue;
     }
-    bool found = false;
+    bool found = false; // a reason holds wherever its text is: a definition restated
     for (std::size_t r = 0; r < c.rows.size(); ++r)
-      if (overlap(places.front(), c.rows[r])) {
+      if (std::any_of(places.begin(), places.end(),
+                      [&](Span p) { return overlap(p, c.rows[r]); })) {
         found = true;
         if (!c.claims[r].empty())
           c.problems.push_back(fmt::format("{} row {} has a reason and claims ({}): {}", file,

@@ -30,7 +30,9 @@ struct Display {
 std::vector<Display> displays_of(const std::string &note);
 
 /// \brief Why a displayed equation needs no claim (a definition, notation, a code
-/// signature), stated beside the claims: `quote` is a verbatim excerpt of the row it is for.
+/// signature), stated beside the claims: `quote` is a verbatim excerpt of the row it is for,
+/// and the reason holds for every row the same text appears in (a definition restated). A
+/// claim covers only the place its quote is first found.
 struct NoClaimNeeded {
   std::string file, quote, reason;
 };

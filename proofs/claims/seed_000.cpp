@@ -566,6 +566,32 @@ std::vector<Claim> gated_oja_forms() {
                stack<S>({Mat<S>(wy_w(x, span).transpose()), Mat<S>(wy_u(x, span).transpose())})};
          })});
   out.push_back(ut);
+  // The UT transform's two results, W and U, each a claim of its own.
+  for (const bool is_W : {true, false}) {
+    const std::string statement =
+        is_W ? "W = M Diag(beta) (A . V), M as the UT transform's: the rows w_r of the WY "
+               "recursion (as corrected)"
+             : "U = M Diag(beta) K, M as the UT transform's: the rows u_r of the WY recursion";
+    Claim c = claim(
+        is_W ? "000.oja.ut_W" : "000.oja.ut_U", {seed_000, src.section, "UT transform"},
+        is_W
+            ? R"(\mathbf{W}_{[t]} &= \mathbf{M}_{[t]} \text{Diag}(\beta_{[t]}^{1 \rightarrow C}) \left( \mathbf{A}_{[t]}^{1 \rightarrow C} \odot \mathbf{V}_{[t]} \right))"
+            : R"(\mathbf{U}_{[t]} &= \mathbf{M}_{[t]} \text{Diag}(\beta_{[t]}^{1 \rightarrow C}) \mathbf{K}_{[t]})",
+        statement);
+    for (const bool strictly : {true, false})
+      c.readings.push_back(
+          {strictly ? "lower() strictly below the diagonal" : "lower() with the diagonal",
+           statement, check_of([strictly, is_W](auto &d) {
+             using S = scalar_of<decltype(d)>;
+             const Head<S> x = draw_oja(d);
+             const Mat<S> alpha = exp_of(x.g);
+             const UT<S> t = ut_transform(x, alpha, strictly);
+             const Spans<S> span{alpha, corrected_span};
+             return is_W ? Sides<S>{t.W.transpose(), wy_w(x, span).transpose()}
+                         : Sides<S>{t.U.transpose(), wy_u(x, span).transpose()};
+           })});
+    out.push_back(c);
+  }
   // The vector form of S^r and o^r with W, U from the UT transform.
   const auto vector_form = [](SpanReading reading, bool outputs) {
     return check_of([reading, outputs](auto &d) {
