@@ -227,6 +227,38 @@ std::vector<Claim> gla_forms() {
               P(i, j) += x.q(i, k) * x.k(j, k) * exp(S(logB(i, k) - logB(j, k)));
         return Sides<S>{Mat<S>(P * x.v), gla::recurrent_head(x, S(1)).o};
       })));
+  // The note's reason for the log-space form, in words: it prevents K/B from exploding.
+  // Every factor exp(log B_ik - log B_jk) it multiplies, i >= j, lies in (0, 1] (B falls
+  // along t), while the entries of K/B grow as 1/B: at a gate alpha, 1/B_t = alpha^-t.
+  out.push_back(claim(
+      "002.gla.log_space_prevents_overflow", parallel,
+      R"(To prevent the explode of  $\frac{K}{B}$)",
+      "in the log-space form every factor exp(log B_ik - log B_jk), i >= j, lies in (0, 1], so "
+      "no intermediate exceeds |Q_ik K_jk|; the entries 1/B_jk of K/B are alpha-products "
+      "inverted, at least 1 and growing with j",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        using std::exp;
+        Mat<S> logB = d.log_gates(d.sizes.T, d.sizes.K); // row t: log b_t
+        for (Eigen::Index t = 1; t < logB.rows(); ++t)
+          logB.row(t) += logB.row(t - 1);
+        const Eigen::Index L = logB.rows(), n = logB.cols();
+        Mat<S> bounded = Mat<S>::Zero(1, 2), rhs = Mat<S>::Ones(1, 2);
+        bool factors_in_unit = true, inverse_grows = true;
+        for (Eigen::Index k = 0; k < n; ++k)
+          for (Eigen::Index i = 0; i < L; ++i) {
+            const S inverse = exp(S(-logB(i, k))); // 1/B_ik
+            if (!(inverse >= S(1)) || (i > 0 && !(inverse > exp(S(-logB(i - 1, k))))))
+              inverse_grows = false;
+            for (Eigen::Index j = 0; j <= i; ++j) {
+              const S factor = exp(S(logB(i, k) - logB(j, k)));
+              if (!(factor > S(0) && factor <= S(1)))
+                factors_in_unit = false;
+            }
+          }
+        bounded << S(factors_in_unit ? 1 : 0), S(inverse_grows ? 1 : 0);
+        return Sides<S>{bounded, rhs};
+      })));
   out.push_back(claim(
       "002.gla.B_in_unit_interval", parallel, R"(Where $\mathbf{B} \in (0,1)^{L \times d}$)",
       "every entry of B (row t: b_t = prod_{j<=t} alpha_j) lies in (0, 1)", check_of([](auto &d) {
@@ -339,6 +371,40 @@ std::vector<Claim> multi_head_layer() {
         r_logits.rowwise() += a.b_r.transpose();
         const Mat<S> y = swish_of(r_logits).cwiseProduct(concat) * a.W_o;
         return Sides<S>{y, gla::batch_rows(st.y, 0)};
+      })));
+  // o'_t = concat(LN(o^1_t), ..., LN(o^H_t)): each head's output normalised, against the
+  // layer's stage.
+  out.push_back(claim(
+      "002.layer.normalised_heads", src,
+      R"(\boldsymbol{o}'_t &= \text{concat}(\text{LN}(\boldsymbol{o}^1_t), ..., \text{LN}(\boldsymbol{o}^H_t)))",
+      "o'_t = concat(LN(o^1_t), ..., LN(o^H_t)), LN over each head's V' values, against the "
+      "layer's normalised heads",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const LayerDraw<S> l = draw_layer(d);
+        const gla::LayerStages<S> st = gla::layer_stages(l.x, l.p.attn, l.opts.layer);
+        const std::size_t T = l.x.dim(1), H = l.p.attn.heads, V = st.core.o.dim(3);
+        Mat<S> lhs(T, H * V), rhs(T, H * V);
+        for (std::size_t h = 0; h < H; ++h) {
+          Mat<S> o(T, V);
+          for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t j = 0; j < V; ++j)
+              o(t, j) = st.core.o(0, t, h, j), rhs(t, h * V + j) = st.o_norm(0, t, h, j);
+          lhs.middleCols(h * V, V) = layer_norm_rows(o);
+        }
+        return Sides<S>{lhs, rhs};
+      })));
+  // r_t = Swish(x_t W_r + b_r): the output gate, against the layer's stage.
+  out.push_back(claim(
+      "002.layer.output_gate", src,
+      R"(\boldsymbol{r}_t &= \text{Swish}(\boldsymbol{x}_t \boldsymbol{W}_r + \boldsymbol{b}_r))",
+      "r_t = Swish(x_t W_r + b_r), against the layer's output gate", check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const LayerDraw<S> l = draw_layer(d);
+        const gla::LayerStages<S> st = gla::layer_stages(l.x, l.p.attn, l.opts.layer);
+        Mat<S> logits = gla::batch_rows(l.x, 0) * l.p.attn.W_r;
+        logits.rowwise() += l.p.attn.b_r.transpose();
+        return Sides<S>{swish_of(logits), gla::batch_rows(st.r, 0)};
       })));
   for (Claim &c : out)
     c.sizes = {4, 2, 2, 1}, c.min_sizes = {1, 1, 2, 1}; // LN needs two values a head
