@@ -88,6 +88,15 @@ TEST_CASE("bad_input_is_refused_naming_the_tensor", "[sympow][double][bad_input]
     refuses(run(small_call(3), rot), "q", "K = 3 is odd");
     rot.theta = {1.0};
     refuses(run(small_call(), rot), "theta", "1 rates, expected K/2 = 2");
+    rot.theta.clear(); // the initial angles mu_0: [N, H, K/2], finite, on a rotating call
+    const auto from_angle = [&](const SympowOptions &opts, const Tensor<S> &mu0) {
+      return [&, opts, mu0] { forward(f, small_call(), opts, mu0); };
+    };
+    refuses(from_angle(o, Tensor<S>({1, 1, 2})), "initial_angle", "needs a rotation");
+    refuses(from_angle(rot, Tensor<S>({1, 1, 1})), "initial_angle", "expected [1, 1, 2]");
+    Tensor<S> mu0({1, 1, 2});
+    mu0[1] = std::numeric_limits<S>::infinity();
+    refuses(from_angle(rot, mu0), "initial_angle", "element 1 is not finite");
     in = small_call();
     in.h0 = Tensor<S>({1, 1, 9, 3});
     refuses(run(in, o), "initial_state", "expected [1, 1, 10, 3]");

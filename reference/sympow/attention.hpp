@@ -54,7 +54,7 @@ template <Scalar S> HeadOutput<S> attention_head(const SympowHead<S> &x, bool fi
   using std::log;
   const Eigen::Index L = x.q.rows(), V = x.v.cols(), VS = V + (x.normalize ? 1 : 0);
   const Vec<S> G = log_gate_cumsum(x.g);
-  const Mat<S> mu = cumulative_angles(x.beta, x.theta);
+  const Mat<S> mu = cumulative_angles(x.beta, x.theta, x.mu0);
   const Mat<S> qr = rotate_rows(mu, x.q), kr = rotate_rows(mu, x.k); // Q'_i, K'_j
   Basis b;
   Vec<S> w;

@@ -122,7 +122,7 @@ HeadMagnitude<S> head_magnitude(const SympowHead<S> &x, std::size_t C, bool with
   const Eigen::Index L = x.q.rows(), V = x.v.cols(), VS = V + (x.normalize ? 1 : 0);
   const int p = x.p;
   const Vec<S> G = log_gate_cumsum(x.g);
-  const Mat<S> mu = cumulative_angles(x.beta, x.theta);
+  const Mat<S> mu = cumulative_angles(x.beta, x.theta, x.mu0);
   const Mat<S> qr = rotate_rows(mu, x.q), kr = rotate_rows(mu, x.k);
   HeadMagnitude<S> m;
   m.qhat = pair_norms(x.q, x.rotating());

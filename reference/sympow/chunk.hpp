@@ -36,7 +36,7 @@ HeadOutput<S> chunk_head(const SympowHead<S> &x, std::size_t C, ChunkStages<S> *
   const Vec<S> w = sqrt_multinomials<S>(b);
   const Eigen::Index L = x.q.rows(), V = x.v.cols(), D = static_cast<Eigen::Index>(b.size());
   const Eigen::Index VS = V + (x.normalize ? 1 : 0);
-  const Mat<S> mu = cumulative_angles(x.beta, x.theta);
+  const Mat<S> mu = cumulative_angles(x.beta, x.theta, x.mu0);
   const Mat<S> qr = rotate_rows(mu, x.q), kr = rotate_rows(mu, x.k); // Q'_i, K'_j
   const Vec<S> g_cum = chunk_local_cumsum(x.g, C);
   Mat<S> vaug(L, VS); // [V_j, 1]

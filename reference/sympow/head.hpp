@@ -2,12 +2,14 @@
 // equations 2 and "conformal-sympow"):
 //   S_i = gamma_i S_{i-1} + V_i phi^p(K'_i)^T,  Z_i = gamma_i Z_{i-1} + phi^p(K'_i)^T,
 //   Y_i = S_i phi^p(Q'_i) / (Z_i phi^p(Q'_i)),  Q'_i = R(mu_i) Q_i,  K'_i = R(mu_i) K_i,
-//   mu_i = mu_{i-1} + beta_i theta,  mu_0 = 0.
+//   mu_i = mu_{i-1} + beta_i theta,  mu_0 = 0, or the angle a previous call ended at.
 // Layout: the seed's S_i is V x D and Z_i is 1 x D; here the state is their transpose stacked
 // side by side, H_i = [S_i^T | Z_i^T] in R^{D x (V+1)} ([D, V] when not normalised), so that
 // o_i = H_i^T phi^p(Q'_i) as in DESIGN.md's o_t = S_t^T q_t. Tensors [N, H, D, V+1].
 // Gates: g = log gamma <= 0, [B, T, H] (none: gamma = 1). Rotation: theta from rotary_base N
 // (or given), beta [B, T, H] the data-dependent rate (none: beta = 1; no theta: no rotation).
+// A call continuing an earlier one starts from that call's state H and its angle mu
+// (final_angles, [N, H, K/2]): the forms take it as `mu0` beside Inputs::h0.
 #pragma once
 
 #include <cmath>
@@ -43,6 +45,7 @@ template <class S> struct SympowHead {
   Vec<S> beta;  ///< L rotation-rate multipliers, ones when fixed
   Vec<S> theta; ///< d/2 rates, empty when not rotating
   Mat<S> h0;    ///< D x V' initial state, 0 x 0 when none
+  Vec<S> mu0;   ///< d/2 initial angles mu_0, empty when none (mu_0 = 0)
   int p = 2;
   bool normalize = true;
   bool rotating() const { return theta.size() > 0; }
@@ -57,14 +60,25 @@ template <class S> Vec<S> log_gate_cumsum(const Vec<S> &g) {
   return G;
 }
 
-/// \brief \f$ \mu_i = \mu_{i-1} + \beta_i \theta,\; \mu_0 = 0 \f$ (seed 004, section 3.2),
-/// rows i = 1..L. Returns L x d/2 (L x 0 when not rotating).
-template <class S> Mat<S> cumulative_angles(const Vec<S> &beta, const Vec<S> &theta) {
+/// \brief \f$ \mu_i = \mu_{i-1} + \beta_i \theta \f$ (seed 004, section 3.2), rows
+/// i = 1..L, from \f$ \mu_0 \f$ = mu0 (d/2; empty: \f$ \mu_0 = 0 \f$). Returns L x d/2
+/// (L x 0 when not rotating).
+template <class S>
+Mat<S> cumulative_angles(const Vec<S> &beta, const Vec<S> &theta, const Vec<S> &mu0 = Vec<S>()) {
   Mat<S> mu(beta.size(), theta.size());
   for (Eigen::Index i = 0; i < beta.size(); ++i)
     for (Eigen::Index c = 0; c < theta.size(); ++c)
-      mu(i, c) = (i > 0 ? mu(i - 1, c) : S(0)) + beta(i) * theta(c);
+      mu(i, c) = (i > 0 ? mu(i - 1, c) : (mu0.size() ? mu0(c) : S(0))) + beta(i) * theta(c);
   return mu;
+}
+
+/// \brief \f$ \mu_L \f$, the angle one head ends at (mu_0 when L = 0): what a call continuing
+/// this one starts from. Returns d/2 (0 when not rotating).
+template <class S> Vec<S> final_angle(const SympowHead<S> &x) {
+  const Eigen::Index L = x.beta.size(), h = x.theta.size();
+  if (L > 0)
+    return cumulative_angles(x.beta, x.theta, x.mu0).row(L - 1).transpose();
+  return x.mu0.size() ? x.mu0 : Vec<S>(Vec<S>::Zero(h));
 }
 
 /// \brief Rows of x turned by their angles: row i becomes \f$ R(\mu_i) x_i \f$ (seed 004,
@@ -171,6 +185,21 @@ template <Scalar S> void validate(const Inputs<S> &in, const SympowOptions &opts
   validate_log_gates(in.g);
 }
 
+/// \brief Checks the angles a call starts from: [N, H, K/2], finite, on a rotating call.
+/// Throws InputError naming "initial_angle".
+template <Scalar S>
+void validate_initial_angles(const Tensor<S> &mu0, const Inputs<S> &in, const SympowOptions &opts) {
+  if (mu0.empty())
+    return;
+  if (opts.theta.empty() && opts.rotary_base == 0)
+    throw InputError("initial_angle", "an initial angle needs a rotation: set rotary_base "
+                                      "(N > 0) or theta");
+  const std::size_t B = in.q.dim(0), H = in.q.dim(2), K = in.q.dim(3);
+  const std::size_t N = opts.cu_seqlens.empty() ? B : opts.cu_seqlens.size() - 1;
+  ruleproof::detail::expect_shape("initial_angle", mu0.shape(), {N, H, K / 2});
+  ruleproof::detail::expect_finite("initial_angle", mu0);
+}
+
 /// The rates theta in S: the explicit ones, those of rotary_base, or none.
 template <Scalar S> Vec<S> theta_of(const SympowOptions &opts, std::size_t d) {
   if (!opts.theta.empty()) {
@@ -184,10 +213,12 @@ template <Scalar S> Vec<S> theta_of(const SympowOptions &opts, std::size_t d) {
   return Vec<S>();
 }
 
-/// Cuts head h of sequence seq out of the inputs; q is multiplied by scale.
+/// Cuts head h of sequence seq out of the inputs, with its initial angles when mu0 ([N, H, K/2])
+/// is given; q is multiplied by scale.
 template <Scalar S>
 SympowHead<S> slice_head(const Inputs<S> &in, const Sequence &seq, std::size_t h,
-                         const SympowOptions &opts, const Vec<S> &theta, const S &scale) {
+                         const SympowOptions &opts, const Vec<S> &theta, const S &scale,
+                         const Tensor<S> &mu0 = Tensor<S>()) {
   using ruleproof::detail::rows_of;
   const std::size_t L = seq.length(), d = in.q.dim(3), V = in.v.dim(3);
   SympowHead<S> x;
@@ -203,17 +234,25 @@ SympowHead<S> slice_head(const Inputs<S> &in, const Sequence &seq, std::size_t h
     x.h0 = ruleproof::detail::state_of(in.h0, seq.index, h,
                                        static_cast<std::size_t>(embedding_dim(d, opts.p)),
                                        state_columns(V, opts));
+  if (!mu0.empty()) {
+    x.mu0 = Vec<S>(static_cast<Eigen::Index>(mu0.dim(2)));
+    for (std::size_t c = 0; c < mu0.dim(2); ++c)
+      x.mu0(static_cast<Eigen::Index>(c)) = mu0(seq.index, h, c);
+  }
   x.p = opts.p;
   x.normalize = opts.normalize;
   return x;
 }
 
 /// \brief Validates, then runs `form(head)` (returning HeadOutput) on every head of every
-/// sequence; the final state is gathered when opts.output_final_state.
+/// sequence, each from its initial angles when mu0 ([N, H, K/2]) is given; the final state is
+/// gathered when opts.output_final_state.
 template <Scalar S, class Form>
-Output<S> forward_heads(const Inputs<S> &in, const SympowOptions &opts, Form form) {
+Output<S> forward_heads(const Inputs<S> &in, const SympowOptions &opts, Form form,
+                        const Tensor<S> &mu0 = Tensor<S>()) {
   using std::sqrt;
   validate(in, opts);
+  validate_initial_angles(mu0, in, opts);
   const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), d = in.q.dim(3);
   const std::size_t V = in.v.dim(3);
   Options o;
@@ -233,12 +272,38 @@ Output<S> forward_heads(const Inputs<S> &in, const SympowOptions &opts, Form for
       seqs.size() * H, parallel_ok<S> ? opts.threads : 1, [&](std::size_t i) {
         const Sequence &seq = seqs[i / H];
         const std::size_t h = i % H;
-        HeadOutput<S> r = form(slice_head(in, seq, h, opts, theta, scale));
+        HeadOutput<S> r = form(slice_head(in, seq, h, opts, theta, scale, mu0));
         ruleproof::detail::put_rows(out.o, r.o, seq, h);
         if (opts.output_final_state)
           ruleproof::detail::put_state(out.final_state, r.ht, seq.index, h);
       });
   return out;
+}
+
+/// \brief \f$ \mu_L = \mu_0 + \sum_{t \le L} \beta_t \theta \f$ summed as the forms sum it
+/// (cumulative_angles), the angle every head of every sequence ends at: with the final state,
+/// what a call continuing this one starts from. mu0: the call's initial angles, [N, H, K/2]
+/// or empty (mu_0 = 0). Returns [N, H, K/2]; empty when the call does not rotate.
+template <Scalar S>
+Tensor<S> final_angles(const Inputs<S> &in, const SympowOptions &opts,
+                       const Tensor<S> &mu0 = Tensor<S>()) {
+  validate(in, opts);
+  validate_initial_angles(mu0, in, opts);
+  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2), d = in.q.dim(3);
+  const Vec<S> theta = theta_of<S>(opts, d);
+  if (theta.size() == 0)
+    return Tensor<S>();
+  Options o;
+  o.cu_seqlens = opts.cu_seqlens;
+  const auto seqs = sequences_of(B, T, o);
+  Tensor<S> mu({seqs.size(), H, d / 2});
+  for (const Sequence &seq : seqs)
+    for (std::size_t h = 0; h < H; ++h) {
+      const Vec<S> last = final_angle(slice_head(in, seq, h, opts, theta, S(1), mu0));
+      for (std::size_t c = 0; c < d / 2; ++c)
+        mu(seq.index, h, c) = last(static_cast<Eigen::Index>(c));
+    }
+  return mu;
 }
 
 } // namespace ruleproof::sympow

@@ -16,7 +16,7 @@ template <Scalar S> HeadOutput<S> recurrent_head(const SympowHead<S> &x) {
   const Vec<S> w = sqrt_multinomials<S>(b);
   const Eigen::Index L = x.q.rows(), V = x.v.cols(), D = static_cast<Eigen::Index>(b.size());
   const Eigen::Index VS = V + (x.normalize ? 1 : 0);
-  const Mat<S> mu = cumulative_angles(x.beta, x.theta); // mu_i = mu_{i-1} + beta_i theta
+  const Mat<S> mu = cumulative_angles(x.beta, x.theta, x.mu0); // mu_i = mu_{i-1} + beta_i theta
   const Mat<S> qr = rotate_rows(mu, x.q), kr = rotate_rows(mu, x.k); // Q'_t, K'_t
   Mat<S> state = x.h0.size() ? x.h0 : Mat<S>(Mat<S>::Zero(D, VS));
   Mat<S> o(L, V);

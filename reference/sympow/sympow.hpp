@@ -6,7 +6,9 @@
 //
 // Inputs (ruleproof::Inputs): q, k [B, T, H, K]; v [B, T, H, V]; g = log gamma <= 0 [B, T, H]
 // (empty: ungated, gamma = 1); beta [B, T, H] (empty: beta = 1); h0 [N, H, D, V'] with
-// D = C(K+p-1, p), V' = V+1 normalised (last column Z^T), V plain.
+// D = C(K+p-1, p), V' = V+1 normalised (last column Z^T), V plain. Every form takes, beside
+// h0, the angles mu_0 to start from (mu0 [N, H, K/2], empty: mu_0 = 0); final_angles gives
+// those a call ends at, so that a call split in two carries (H, mu) from one part to the next.
 // Variants, by what is given:
 //   plain            g empty, beta empty, rotary_base 0
 //   fixed rotary     rotary_base N (or theta), beta empty        (mu_i = i theta)
@@ -39,33 +41,44 @@ inline const char *name_of(Form f) {
 }
 
 /// \brief The attention (quadratic) form: never builds phi^p or the state, unless h0 is
-/// given or opts.output_final_state asks for the state.
-template <Scalar S> Output<S> attention(const Inputs<S> &in, const SympowOptions &opts) {
+/// given or opts.output_final_state asks for the state. mu0: the initial angles, [N, H, K/2]
+/// or empty (mu_0 = 0), as for every form.
+template <Scalar S>
+Output<S> attention(const Inputs<S> &in, const SympowOptions &opts,
+                    const Tensor<S> &mu0 = Tensor<S>()) {
   return forward_heads(
-      in, opts, [&](const SympowHead<S> &x) { return attention_head(x, opts.output_final_state); });
+      in, opts, [&](const SympowHead<S> &x) { return attention_head(x, opts.output_final_state); },
+      mu0);
 }
 
 /// \brief The recurrent form (the definition); keeps the D x V' state of every head.
-template <Scalar S> Output<S> recurrent(const Inputs<S> &in, const SympowOptions &opts) {
+template <Scalar S>
+Output<S> recurrent(const Inputs<S> &in, const SympowOptions &opts,
+                    const Tensor<S> &mu0 = Tensor<S>()) {
   if (in.q.rank() == 4 && in.v.rank() == 4)
     detail::require_state_memory<S>(in.q.dim(3), in.v.dim(3), opts, "the recurrent form");
-  return forward_heads(in, opts, [](const SympowHead<S> &x) { return recurrent_head(x); });
+  return forward_heads(
+      in, opts, [](const SympowHead<S> &x) { return recurrent_head(x); }, mu0);
 }
 
 /// \brief The chunked form with chunk size opts.chunk_size; keeps the D x V' state.
-template <Scalar S> Output<S> chunk(const Inputs<S> &in, const SympowOptions &opts) {
+template <Scalar S>
+Output<S> chunk(const Inputs<S> &in, const SympowOptions &opts,
+                const Tensor<S> &mu0 = Tensor<S>()) {
   if (in.q.rank() == 4 && in.v.rank() == 4)
     detail::require_state_memory<S>(in.q.dim(3), in.v.dim(3), opts, "the chunked form");
-  return forward_heads(in, opts,
-                       [&](const SympowHead<S> &x) { return chunk_head(x, opts.chunk_size); });
+  return forward_heads(
+      in, opts, [&](const SympowHead<S> &x) { return chunk_head(x, opts.chunk_size); }, mu0);
 }
 
 /// One of the three forms by name.
-template <Scalar S> Output<S> forward(Form f, const Inputs<S> &in, const SympowOptions &opts) {
+template <Scalar S>
+Output<S> forward(Form f, const Inputs<S> &in, const SympowOptions &opts,
+                  const Tensor<S> &mu0 = Tensor<S>()) {
   switch (f) {
-  case Form::attention: return attention(in, opts);
-  case Form::recurrent: return recurrent(in, opts);
-  case Form::chunk: return chunk(in, opts);
+  case Form::attention: return attention(in, opts, mu0);
+  case Form::recurrent: return recurrent(in, opts, mu0);
+  case Form::chunk: return chunk(in, opts, mu0);
   }
   return {};
 }
