@@ -1,7 +1,7 @@
 // ruleproof verify: every property of property_tests/checks (the same checks the Catch
 // suite runs) for every rule x scalar, on cases drawn from the same RapidCheck generators
 // with seeds derived from --seed, shrunk to a smallest counterexample when one fails; and
-// sympow's rows (every variant and power: its three forms agree, its gradients).
+// sympow's rows (every variant and power, every property: its three forms).
 #include "verify.hpp"
 
 #include <algorithm>

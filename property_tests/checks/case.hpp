@@ -104,14 +104,11 @@ struct RuleInfo {
 
 /// Whether property p says anything about rule r, and why not when it does not: a property
 /// about gates on a rule without one, or about a carried state on a rule that keeps none.
-/// Every other pair of a rule of rules::All is checked. sympow's rows state two properties
-/// so far: its three forms agree, and its gradients (varlen and causality are not stated for
-/// it yet; halves would need the rotation angle carried beside the state).
+/// Every other pair is checked, for the rules of rules::All and sympow's rows alike (sympow's
+/// carried state in halves is its state H = [S^T | Z^T] with, when rotating, its angle mu).
 inline std::string not_applicable(Property p, const RuleInfo &r) {
   const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates ||
                        p == Property::gradients_extreme_gates;
-  if (r.power > 0 && p != Property::forms_agree && p != Property::gradients)
-    return "sympow rows state only forms agree and gradients yet";
   if (extreme && r.gate == GateKind::none)
     return "no gate";
   if (p == Property::halves && r.stateless)
@@ -159,6 +156,16 @@ struct Case {
   bool has_delta_variant() const { return qk_l2norm || neg_eigval; }
   bool has_encoding() const { return alibi_slope != 0 || rope_qk || rope_vo; }
 };
+
+/// The case with the values drawn for t >= P (q_late, k_late, v_late, g_late, beta_late,
+/// a_late, b_late) in place of its own: the causality property takes its steps t >= P from it.
+inline Case late_case(const Case &c) {
+  Case late = c;
+  late.q = c.q_late, late.k = c.k_late, late.v = c.v_late, late.g = c.g_late;
+  late.beta = c.beta_late;
+  late.a = c.a_late, late.b = c.b_late;
+  return late;
+}
 
 /// " cu_seqlens=[0,3,3,7]", or nothing without offsets: how every case description shows them.
 inline std::string describe_offsets(const std::vector<std::int64_t> &cu_seqlens) {

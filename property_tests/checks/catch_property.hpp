@@ -7,16 +7,20 @@
 
 #include <rapidcheck/catch.h>
 
+#include <vector>
+
 #include "generators.hpp"
 #include "run.hpp"
 
 namespace ruleproof::checks {
 
-/// Checks property p for every rule of rules::All in scalar s.
-inline void check_every_rule(ScalarKind s, Property p) {
+/// Checks property p for every rule of rules::All in scalar s, or for the rows given (sympow's
+/// rows of verify, sympow_infos()).
+inline void check_every_rule(ScalarKind s, Property p,
+                             const std::vector<RuleInfo> &rows = rule_infos()) {
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
-  for (const RuleInfo &r : rule_infos()) {
+  for (const RuleInfo &r : rows) {
     if (!applies(p, r)) {
       WARN(name_of(p) << " does not apply to " << r.name() << ": " << not_applicable(p, r));
       continue;

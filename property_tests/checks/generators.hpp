@@ -228,14 +228,25 @@ inline rc::Gen<double> nonzero_grid_value() {
   });
 }
 
-/// \brief A sympow case: T <= 8 (<= 5 for gradients: one head, dual numbers and finite
-/// differences of the attention form), K even when rotating, ragged cu_seqlens with empty
-/// sequences a third of the time (forms), g in [-1, -2^-16] (strictly negative: finite
-/// differences step it), rates beta in (0, 2] (the seed's 1 + tanh range), rotary base N in
-/// [2, 1000]. No initial state (attention_backward takes none).
+/// \brief A sympow case for property p: K even when rotating, g in [-1, -2^-16] (strictly
+/// negative: finite differences step it) or, for the extreme-gate properties, the mix of
+/// extremes of gate_value(Gates), rates beta in (0, 2] (the seed's 1 + tanh range), rotary
+/// base N in [2, 1000]. Forms agree and extreme gates: T <= 8, ragged cu_seqlens with empty
+/// sequences a third of the time (extreme gates: half the time one chunk holding all of T).
+/// Varlen: up to 4 sequences of up to 4 steps. Halves: T <= 8, any split P in [0, T].
+/// Causality: T in [1, 8], P < T, every input at t >= P drawn again (q, k, v eight times as
+/// large). Gradients: T <= 5, one head, one sequence (dual numbers and finite differences of
+/// the attention form). No initial state (attention_backward takes none; halves carries one
+/// from its first part into its second).
 inline rc::Gen<Case> sympow_case_for(Property p, const RuleInfo &r) {
   return rc::gen::exec([p, r] {
-    const bool grads = p == Property::gradients;
+    const bool grads = p == Property::gradients || p == Property::gradients_extreme_gates;
+    const bool extreme = p == Property::extreme_gates || p == Property::causality_extreme_gates ||
+                         p == Property::gradients_extreme_gates;
+    const bool causal = p == Property::causality || p == Property::causality_extreme_gates;
+    const Gates gates = !extreme ? Gates::ordinary
+                        : grads  ? Gates::extreme_interior
+                                 : Gates::extreme;
     Case c;
     c.gate = r.gate;
     c.power = r.power;
@@ -243,10 +254,8 @@ inline rc::Gen<Case> sympow_case_for(Property p, const RuleInfo &r) {
     c.K = r.rotary ? 2 * *size_in(1, 2) : *size_in(1, 4);
     c.V = *size_in(1, 3);
     c.H = grads ? 1 : *size_in(1, 2);
-    c.T = *size_in(0, grads ? 5 : 8);
-    c.C = *size_in(1, c.T + 1);
     c.state_columns = c.V + (r.normalise ? 1 : 0);
-    if (!grads && *size_in(0, 2) == 0) {
+    const auto cut = [&] { // one row of T steps cut at drawn offsets, empty sequences included
       c.B = 1;
       c.cu_seqlens = {0};
       while (c.cu_seqlens.back() < static_cast<std::int64_t>(c.T))
@@ -254,20 +263,71 @@ inline rc::Gen<Case> sympow_case_for(Property p, const RuleInfo &r) {
             *size_in(static_cast<std::size_t>(c.cu_seqlens.back()), c.T)));
       if (c.cu_seqlens.size() == 1)
         c.cu_seqlens.push_back(0);
-    } else {
-      c.B = grads ? 1 : *size_in(1, 2);
+    };
+    switch (p) {
+    case Property::varlen: {
+      const std::size_t N = *size_in(1, 4);
+      c.cu_seqlens = {0};
+      std::size_t longest = 0;
+      for (std::size_t n = 0; n < N; ++n) {
+        const std::size_t len = *size_in(0, 4);
+        longest = std::max(longest, len);
+        c.cu_seqlens.push_back(c.cu_seqlens.back() + static_cast<std::int64_t>(len));
+      }
+      c.T = static_cast<std::size_t>(c.cu_seqlens.back());
+      c.C = *size_in(1, longest + 1);
+      break;
+    }
+    case Property::halves:
+      c.B = *size_in(1, 2);
+      c.T = *size_in(0, 8);
+      c.split = *size_in(0, c.T);
+      c.C = *size_in(1, c.T + 1);
+      break;
+    case Property::causality:
+    case Property::causality_extreme_gates:
+      c.B = *size_in(1, 2);
+      c.T = *size_in(1, 8);
+      c.split = *size_in(0, c.T - 1);
+      c.C = *size_in(1, c.T + 1);
+      break;
+    case Property::gradients:
+    case Property::gradients_extreme_gates:
+      c.T = *size_in(0, 5);
+      c.C = *size_in(1, c.T + 1);
+      break;
+    case Property::forms_agree:
+    case Property::extreme_gates:
+      c.T = *size_in(0, 8);
+      c.C = extreme && *rc::gen::arbitrary<bool>() ? std::max<std::size_t>(c.T, 1)
+                                                   : *size_in(1, c.T + 1);
+      if (*size_in(0, 2) == 0)
+        cut();
+      else
+        c.B = *size_in(1, 2);
+      break;
     }
     const std::size_t rows = c.B * c.T * c.H;
-    c.q = *values(rows * c.K, nonzero_grid_value());
-    c.k = *values(rows * c.K, nonzero_grid_value());
-    c.v = *values(rows * c.V, grid_value(-1, 1));
-    if (r.gate == GateKind::scalar)
-      c.g = *values(rows, grid_value(-1.0 / 65536, -1));
+    const auto draw = [&](std::vector<double> &q, std::vector<double> &k, std::vector<double> &v,
+                          std::vector<double> &g, std::vector<double> &beta) {
+      q = *values(rows * c.K, nonzero_grid_value());
+      k = *values(rows * c.K, nonzero_grid_value());
+      v = *values(rows * c.V, grid_value(-1, 1));
+      if (r.gate == GateKind::scalar)
+        g = *values(rows, extreme ? gate_value(gates) : grid_value(-1.0 / 65536, -1));
+      if (r.has_beta)
+        beta = *values(rows, grid_value(2.0 / 65536, 2));
+    };
+    draw(c.q, c.k, c.v, c.g, c.beta);
     c.has_beta = r.has_beta;
-    if (r.has_beta)
-      c.beta = *values(rows, grid_value(2.0 / 65536, 2));
     if (r.rotary)
       c.rotary_base = *grid_value(2, 1000);
+    if (causal) { // a later step leaking into an earlier output would take it over
+      draw(c.q_late, c.k_late, c.v_late, c.g_late, c.beta_late);
+      for (auto *x : {&c.q_late, &c.k_late, &c.v_late})
+        for (double &e : *x)
+          e *= 8;
+    }
     if (grads)
       c.d_o = *values(rows * c.V, grid_value(-1, 1));
     return c;

@@ -67,6 +67,7 @@
 #include "case.hpp"
 #include "delta_bounds.hpp"
 #include "lowrank_bounds.hpp"
+#include "measure.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/gla/recurrent.hpp"
@@ -204,49 +205,6 @@ template <class S> Tensor<S> bound_from(const Tensor<S> &M, double n, double fac
   for (std::size_t i = 0; i < M.size(); ++i)
     b[i] = g * abs(M[i]) + floor;
   return b;
-}
-
-/// Compares a against the reference b with an element-wise bound, into a Measure.
-template <class S>
-void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tensor<S> &b,
-             const Tensor<S> &bound) {
-  if (a.shape() != b.shape()) {
-    m.finite = false;
-    m.where = what + ": shape " + shape_string(a.shape()) + " vs " + shape_string(b.shape());
-    return;
-  }
-  const Discrepancy d = compare(a, b, [&](std::size_t i) { return bound[i]; });
-  m.elements += a.size();
-  if (!d.finite) {
-    m.finite = false;
-    std::ostringstream os;
-    os << what << "[" << d.worst_index << "] not finite: " << d.value_a << " vs " << d.value_b;
-    m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
-                bound.size() ? to_double(bound[d.worst_index]) : 0.0);
-    m.worst_ratio = std::numeric_limits<double>::infinity();
-    return;
-  }
-  m.worst_rel = std::max(m.worst_rel, d.max_rel_error);
-  if (d.worst_over_bound > m.worst_ratio || (m.where.empty() && d.worst_over_bound > 0)) {
-    m.worst_ratio = d.worst_over_bound;
-    std::ostringstream os;
-    os.precision(17);
-    os << what << "[" << d.worst_index << "] = " << d.value_a << " vs " << d.value_b << " (bound "
-       << to_double(bound.size() ? bound[d.worst_index] : S(0)) << ")";
-    m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
-                to_double(bound.size() ? bound[d.worst_index] : S(0)));
-  }
-}
-
-/// Bitwise equality, as a Measure: error/bound is 0 when identical, infinity otherwise.
-template <class S>
-void measure_identical(Measure &m, const std::string &what, const Tensor<S> &a,
-                       const Tensor<S> &b) {
-  measure(m, what, a, b, Tensor<S>(a.shape(), S(0)));
-  if (m.worst_ratio > 0 && m.finite)
-    m.worst_ratio = std::numeric_limits<double>::infinity();
 }
 
 /// Compares both outputs of a form against the reference under element-wise bounds.
@@ -393,23 +351,6 @@ template <class Rule, class S, class Fn> void for_each_form(const Case &c, Fn fn
     fn(f, [f, &c](const Inputs<S> &x, const Options &o) { return run_form<Rule>(f, x, o, c); });
 }
 
-/// State n of [N, H, K, V'] as a [1, H, K, V'] tensor (empty stays empty).
-template <class S> Tensor<S> state_slice(const Tensor<S> &x, std::size_t n) {
-  if (x.empty())
-    return x;
-  Shape shape = x.shape();
-  shape[0] = 1;
-  Tensor<S> out(shape);
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = x[n * out.size() + i];
-  return out;
-}
-
-template <class S> void put_state_slice(Tensor<S> &x, const Tensor<S> &part, std::size_t n) {
-  for (std::size_t i = 0; i < part.size(); ++i)
-    x[n * part.size() + i] = part[i];
-}
-
 } // namespace detail
 
 // ---------------------------------------------------------------------------------------
@@ -489,19 +430,7 @@ template <class Rule, class S> Report check_halves(const Case &c) {
 template <class Rule, class S> Report check_causality(const Case &c) {
   using namespace detail;
   const Inputs<S> in = inputs_of<S>(c);
-  Case late = c;
-  late.q = c.q_late, late.k = c.k_late, late.v = c.v_late, late.g = c.g_late;
-  late.beta = c.beta_late;
-  late.a = c.a_late, late.b = c.b_late;
-  const Inputs<S> other = inputs_of<S>(late);
-  Inputs<S> changed = in;
-  put_time_slice(changed.q, time_slice(other.q, c.split, c.T), c.split);
-  put_time_slice(changed.k, time_slice(other.k, c.split, c.T), c.split);
-  put_time_slice(changed.v, time_slice(other.v, c.split, c.T), c.split);
-  put_time_slice(changed.g, time_slice(other.g, c.split, c.T), c.split);
-  put_time_slice(changed.beta, time_slice(other.beta, c.split, c.T), c.split);
-  put_time_slice(changed.a, time_slice(other.a, c.split, c.T), c.split);
-  put_time_slice(changed.b, time_slice(other.b, c.split, c.T), c.split);
+  const Inputs<S> changed = with_later_inputs(in, inputs_of<S>(late_case(c)), c.split);
   const Options opts = options_of(c);
   Report r;
   for_each_form<Rule, S>(c, [&](Form f, auto form) {

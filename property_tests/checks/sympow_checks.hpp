@@ -1,9 +1,23 @@
 // ruleproof property checks for sympow (symmetric power attention, seed 004), one row of
 // `ruleproof verify` per variant (plain, fixed rotary, scalar gating, data-dependent
-// rotation, gating and rotation) and power p (normalised for even p, plain for odd):
+// rotation, gating and rotation) and power p (normalised for even p, plain for odd), each
+// property of case.hpp in every form (attention, recurrent, chunk):
 //   forms agree:  attention == recurrent == chunk (outputs and final states), within
 //                 2 gamma_n M, element by element (reference/sympow/bounds.hpp: M the
 //                 magnitude of the terms, computed on this input);
+//   varlen:       with cu_seqlens, each form equals the same form on each sequence alone, bit
+//                 for bit (every form runs one head of one sequence at a time);
+//   halves:       steps [0, P), then [P, T) from the first part's final state H = [S^T | Z^T]
+//                 and, when rotating, its final angle mu_P (final_angles), equal one run within
+//                 the one run's 2 gamma_n M: the angles of the second part are those of the one
+//                 run bit for bit (the same sums), and each part's chain of rounded operations
+//                 (the first part's sums over time, the state's inner product with phi^p(Q'),
+//                 the second part's sums) is no longer than the one run's n;
+//   causality:    inputs at t >= P (q, k, v eight times as large, gates, rates) replaced leave
+//                 the outputs at t < P bit for bit as they were;
+//   extreme gates (gated variants): log-gates in {-1e-8, -60, -3000} mixed, the forms agree
+//                 (finite, within the same derived bound), causality holds bitwise and the
+//                 gradients agree, as for the rules of rules::All;
 //   gradients:    attention_backward == dual numbers (exact derivatives of the attention
 //                 form) within 2 gamma_n' M' (bounds.hpp); finite differences == dual within
 //                 the Richardson estimate, plus the rounding of the two loss evaluations
@@ -15,10 +29,12 @@
 #include <string>
 
 #include "case.hpp"
+#include "measure.hpp"
 #include "reference/core/compare.hpp"
 #include "reference/core/gradients.hpp"
 #include "reference/sympow/bounds.hpp"
 #include "reference/sympow/sympow.hpp"
+#include "time_slices.hpp"
 
 namespace ruleproof::checks::sympow_checks {
 
@@ -52,39 +68,8 @@ inline sympow::SympowOptions options_of(const Case &c) {
   return o;
 }
 
-/// Compares a against the reference b under an element-wise bound, into a Measure.
-template <class S>
-void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tensor<S> &b,
-             const Tensor<S> &bound) {
-  if (a.shape() != b.shape() || bound.shape() != b.shape()) {
-    m.finite = false;
-    m.where = what + ": shape " + shape_string(a.shape()) + " vs " + shape_string(b.shape()) +
-              ", bound " + shape_string(bound.shape());
-    return;
-  }
-  const Discrepancy d = compare(a, b, [&](std::size_t i) { return bound[i]; });
-  m.elements += a.size();
-  std::ostringstream os;
-  os.precision(17);
-  if (!d.finite) {
-    m.finite = false;
-    os << what << "[" << d.worst_index << "] not finite: " << d.value_a << " vs " << d.value_b;
-    m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
-                bound.size() ? to_double(bound[d.worst_index]) : 0.0);
-    m.worst_ratio = std::numeric_limits<double>::infinity();
-    return;
-  }
-  m.worst_rel = std::max(m.worst_rel, d.max_rel_error);
-  if (d.worst_over_bound > m.worst_ratio || (m.where.empty() && d.worst_over_bound > 0)) {
-    m.worst_ratio = d.worst_over_bound;
-    os << what << "[" << d.worst_index << "] = " << d.value_a << " vs " << d.value_b << " (bound "
-       << to_double(bound.size() ? bound[d.worst_index] : S(0)) << ")";
-    m.where = os.str();
-    m.set_worst(what, a.shape(), d.worst_index, d.worst_error,
-                to_double(bound.size() ? bound[d.worst_index] : S(0)));
-  }
-}
+using detail::measure;
+using detail::measure_identical;
 
 /// attention == recurrent and chunk == recurrent, outputs and final states.
 template <class S> Report check_forms_agree(const Case &c) {
@@ -98,6 +83,77 @@ template <class S> Report check_forms_agree(const Case &c) {
     Measure m{sympow::name_of(f), "recurrent"};
     measure(m, "o", out.o, rec.o, fb.o);
     measure(m, "final_state", out.final_state, rec.final_state, fb.final_state);
+    r.measures.push_back(m);
+  }
+  return r;
+}
+
+/// The three forms, as the properties walk them.
+inline constexpr sympow::Form all_forms[] = {sympow::Form::attention, sympow::Form::recurrent,
+                                             sympow::Form::chunk};
+
+/// With cu_seqlens, each form equals the same form run on each sequence alone, bit for bit.
+template <class S> Report check_varlen(const Case &c) {
+  const sympow::SympowOptions o = options_of(c);
+  sympow::SympowOptions alone_opts = o;
+  alone_opts.cu_seqlens.clear();
+  const Inputs<S> in = inputs_of<S>(c);
+  Report r;
+  for (sympow::Form f : all_forms) {
+    const Output<S> full = sympow::forward(f, in, o);
+    Output<S> expected{Tensor<S>(full.o.shape()), Tensor<S>(full.final_state.shape())};
+    for (std::size_t s = 0; s + 1 < c.cu_seqlens.size(); ++s) {
+      const auto begin = static_cast<std::size_t>(c.cu_seqlens[s]);
+      const Inputs<S> one = time_slice(in, begin, static_cast<std::size_t>(c.cu_seqlens[s + 1]));
+      const Output<S> alone = sympow::forward(f, one, alone_opts);
+      put_time_slice(expected.o, alone.o, begin);
+      detail::put_state_slice(expected.final_state, alone.final_state, s);
+    }
+    Measure m{sympow::name_of(f), std::string(sympow::name_of(f)) + " on each sequence alone"};
+    measure_identical(m, "o", full.o, expected.o);
+    measure_identical(m, "final_state", full.final_state, expected.final_state);
+    r.measures.push_back(m);
+  }
+  return r;
+}
+
+/// Steps [0, P), then [P, T) from the first part's final state and final angle (H, mu_P),
+/// equal one run within the one run's bound (see the top of this file).
+template <class S> Report check_halves(const Case &c) {
+  const sympow::SympowOptions o = options_of(c);
+  const Inputs<S> in = inputs_of<S>(c);
+  const sympow::ForwardBound<S> fb = sympow::forward_bound(in, o);
+  const Inputs<S> first_in = time_slice(in, 0, c.split);
+  const Tensor<S> mu_P = sympow::final_angles(first_in, o); // empty when not rotating
+  Report r;
+  for (sympow::Form f : all_forms) {
+    const Output<S> whole = sympow::forward(f, in, o);
+    const Output<S> first = sympow::forward(f, first_in, o);
+    Inputs<S> rest = time_slice(in, c.split, c.T);
+    rest.h0 = first.final_state;
+    const Output<S> second = sympow::forward(f, rest, o, mu_P);
+    Tensor<S> joined(whole.o.shape());
+    put_time_slice(joined, first.o, 0);
+    put_time_slice(joined, second.o, c.split);
+    Measure m{sympow::name_of(f), std::string(sympow::name_of(f)) + " in one run"};
+    measure(m, "o", joined, whole.o, fb.o);
+    measure(m, "final_state", second.final_state, whole.final_state, fb.final_state);
+    r.measures.push_back(m);
+  }
+  return r;
+}
+
+/// Inputs at t >= P replaced: outputs at t < P identical, bit for bit, in every form.
+template <class S> Report check_causality(const Case &c) {
+  const sympow::SympowOptions o = options_of(c);
+  const Inputs<S> in = inputs_of<S>(c);
+  const Inputs<S> changed = with_later_inputs(in, inputs_of<S>(late_case(c)), c.split);
+  Report r;
+  for (sympow::Form f : all_forms) {
+    Measure m{sympow::name_of(f),
+              std::string(sympow::name_of(f)) + " with inputs at t >= P changed"};
+    measure_identical(m, "o[t < P]", time_slice(sympow::forward(f, changed, o).o, 0, c.split),
+                      time_slice(sympow::forward(f, in, o).o, 0, c.split));
     r.measures.push_back(m);
   }
   return r;
@@ -143,14 +199,23 @@ template <class S> Report check_gradients(const Case &c) {
   return r;
 }
 
-template <class S> Report check(Property p, const Case &c) {
+/// Runs property p in S; a property that says nothing about the row (not_applicable) reports so.
+template <class S> Report check(Property p, const RuleInfo &row, const Case &c) {
+  Report r;
+  if (!applies(p, row)) {
+    r.applicable = false;
+    return r;
+  }
   switch (p) {
   case Property::forms_agree: return check_forms_agree<S>(c);
+  case Property::varlen: return check_varlen<S>(c);
+  case Property::halves: return check_halves<S>(c);
+  case Property::causality: return check_causality<S>(c);
   case Property::gradients: return check_gradients<S>(c);
-  default: break;
+  case Property::extreme_gates: return check_forms_agree<S>(c);
+  case Property::causality_extreme_gates: return check_causality<S>(c);
+  case Property::gradients_extreme_gates: return check_gradients<S>(c);
   }
-  Report r;
-  r.applicable = false;
   return r;
 }
 
