@@ -6,6 +6,8 @@
 #include "claims.hpp"
 #include "seed_004_support.hpp"
 
+#include "reference/softmax_attn/softmax_attn.hpp"
+
 namespace ruleproof::proofs::notes {
 namespace {
 
@@ -1052,13 +1054,632 @@ std::vector<Claim> proof_of_proposition3() {
   return out;
 }
 
+// ---- A.2 Derivations, line by line ----
+
+/// The rotated queries and keys of the reference, R(mu_i) Q_i and R(mu_j) K_j.
+template <class S> std::pair<Mat<S>, Mat<S>> reference_turned(const SympowHead<S> &x) {
+  const Mat<S> mu = sympow::cumulative_angles(x.beta, x.theta);
+  return {sympow::rotate_rows(mu, x.q), sympow::rotate_rows(mu, x.k)};
+}
+
+/// C_i = sum_{k<=i} e^{G_i - G_k} (Q'_i^T K'_k)^p from the reference's rotated queries and
+/// keys and cumulative log-gates (C_i of the proofs of Propositions 1 and 2), one per row.
+template <class S> Mat<S> reference_C(const SympowHead<S> &x) {
+  using std::exp;
+  const auto turned_qk = reference_turned(x);
+  const Mat<S> &qr = turned_qk.first, &kr = turned_qk.second;
+  const Vec<S> G = sympow::log_gate_cumsum(x.g);
+  return by_rows<S>(x.q.rows(), [&](Eigen::Index i) {
+    S sum(0);
+    for (Eigen::Index k = 0; k <= i; ++k)
+      sum += S(exp(S(G(i) - G(k)))) * kernel(row(qr, i), row(kr, k), x.p);
+    return Vec<S>::Constant(1, sum);
+  });
+}
+
+/// The lines of the proof of Proposition 1, Y_i = ...: line n (0: Y_i = sum_j (Q_i^T
+/// (R^{i-j})^T K_j)^p V_j / C_i; 2 to 7 as the note writes them after the line 004.prop1.proof
+/// quotes) against the reference's Y.
+Check prop1_line(int n) {
+  return check_of([n](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    using Ix = Eigen::Index;
+    const SympowHead<S> x = draw_sympow(d, {.rotary = true});
+    const Ix T = x.q.rows();
+    const Mat<S> mu = note_angles(x);
+    const Mat<S> qp = turned_by_powers(x.theta, x.q), kp = turned_by_powers(x.theta, x.k);
+    const auto Rq = [&](Ix i) { return turned(mu, x.q, i); }; // R(mu_i) Q_i
+    const auto Rk = [&](Ix j) { return turned(mu, x.k, j); };
+    const auto phiq = [&](Ix i) { return phi(x, Rq(i)); };
+    const auto phik = [&](Ix j) { return phi(x, Rk(j)); };
+    const auto V = [&](Ix j) { return row(x.v, j); };
+    const auto C = [&](Ix i) { // C_i = sum_k (Q'_i^T K'_k)^p
+      S sum(0);
+      for (Ix k = 0; k <= i; ++k)
+        sum += kernel(row(qp, i), row(kp, k), x.p);
+      return sum;
+    };
+    const auto line = [&](auto w) { return quotient_rows<S>(T, w, C); };
+    const auto score = [&](Ix i, Ix j, const Mat<S> &m) { // (Q_i^T m K_j)^p V_j
+      return Vec<S>(kernel(row(x.q, i), Vec<S>(m * row(x.k, j)), x.p) * V(j));
+    };
+    Mat<S> Y;
+    switch (n) {
+    case 0:
+      Y = line([&](Ix i, Ix j) {
+        return score(i, j, Mat<S>(rotary_power(x.theta, i - j).transpose()));
+      });
+      break;
+    case 2:
+      Y = line([&](Ix i, Ix j) { return score(i, j, R_at(mu, i).transpose() * R_at(mu, j)); });
+      break;
+    case 3: Y = line([&](Ix i, Ix j) { return Vec<S>(kernel(Rq(i), Rk(j), x.p) * V(j)); }); break;
+    case 4: Y = line([&](Ix i, Ix j) { return Vec<S>(S(phiq(i).dot(phik(j))) * V(j)); }); break;
+    case 5:
+      Y = line([&](Ix i, Ix j) { return Vec<S>((V(j) * phik(j).transpose()) * phiq(i)); });
+      break;
+    case 6:
+      Y = by_rows<S>(T, [&](Ix i) {
+        Mat<S> sum = V(0) * phik(0).transpose();
+        for (Ix j = 1; j <= i; ++j)
+          sum += V(j) * phik(j).transpose();
+        return Vec<S>(sum * phiq(i) / C(i));
+      });
+      break;
+    default: {
+      const Trace<S> ref = reference(x);
+      Y = by_rows<S>(T, [&](Ix i) {
+        return Vec<S>(ref.state[std::size_t(i)] * phiq(i) /
+                      S((ref.normaliser[std::size_t(i)] * phiq(i))(0, 0)));
+      });
+    }
+    }
+    return Sides<S>{Y, sympow::recurrent_head(x).o};
+  });
+}
+
+/// The facts the proof of Proposition 1 uses: line n of C_i = ... (0: C_i = sum_k
+/// phi^p(Q'_i)^T phi^p(K'_k), 1: with R(mu_i), 2: the factors swapped, 3: Z_i phi^p(R(mu_i)
+/// Q_i)) against the reference's C_i; n = 4: sum_j V_j phi^p(R(mu_j) K_j)^T = S_i.
+Check prop1_fact(int n) {
+  return check_of([n](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    using Ix = Eigen::Index;
+    const SympowHead<S> x = draw_sympow(d, {.rotary = true});
+    const Ix T = x.q.rows();
+    const Mat<S> mu = note_angles(x);
+    const Mat<S> qp = turned_by_powers(x.theta, x.q), kp = turned_by_powers(x.theta, x.k);
+    const auto phiq = [&](Ix i) { return phi(x, turned(mu, x.q, i)); };
+    const auto phik = [&](Ix j) { return phi(x, turned(mu, x.k, j)); };
+    const Trace<S> ref = reference(x);
+    if (n == 4) {
+      std::vector<Mat<S>> sums;
+      for (Ix i = 0; i < T; ++i) {
+        Mat<S> sum = row(x.v, 0) * phik(0).transpose();
+        for (Ix j = 1; j <= i; ++j)
+          sum += row(x.v, j) * phik(j).transpose();
+        sums.push_back(sum);
+      }
+      return parts(sums, ref.state);
+    }
+    const Mat<S> C = by_rows<S>(T, [&](Ix i) {
+      S sum(0);
+      for (Ix k = 0; k <= i; ++k)
+        sum += n == 0   ? S(phi(x, row(qp, i)).dot(phi(x, row(kp, k))))
+               : n == 1 ? S(phiq(i).dot(phik(k)))
+                        : S(phik(k).dot(phiq(i)));
+      if (n == 3)
+        sum = S((ref.normaliser[std::size_t(i)] * phiq(i))(0, 0));
+      return Vec<S>::Constant(1, sum);
+    });
+    return Sides<S>{C, reference_C(x)};
+  });
+}
+
+std::vector<Claim> proof_lines_of_proposition1() {
+  const Source src{seed_004, "A.2 Derivations / Proof of Proposition 1", ""};
+  const Sizes sizes = pairs;
+  std::vector<Claim> out;
+  const auto add = [&](const char *id, const char *quote, const char *statement, Check check) {
+    out.push_back(sized(claim(id, src, quote, statement, std::move(check)), sizes));
+  };
+  // Y_i = sum_j (Q_i^T (R^{i-j})^T K_j)^p V_j / C_i
+  add("004.prop1.proof.relative",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{\left(Q_{i}^{T}(R^{i-j})^{T}K_{j}\right)^{p}% V_{j}}{C_{i}})",
+      "Y_i = sum_j (Q_i^T (R^{i-j})^T K_j)^p V_j / C_i, C_i = sum_k (Q'_i^T K'_k)^p, "
+      "R^{i-j} = R((i-j) theta): the reference's Y_i",
+      prop1_line(0));
+  // = sum_j (Q_i^T R(mu_i)^T R(mu_j) K_j)^p V_j / C_i
+  add("004.prop1.proof.angles",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{\left(Q_{i}^{T}R(\mu_{i})^{T}R(\mu_{j})K_{j}% \right)^{p}V_{j}}{C_{i}})",
+      "= sum_j (Q_i^T R(mu_i)^T R(mu_j) K_j)^p V_j / C_i, mu_i = i theta: the reference's Y_i",
+      prop1_line(2));
+  // = sum_j ((R(mu_i) Q_i)^T R(mu_j) K_j)^p V_j / C_i
+  add("004.prop1.proof.turned_query",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{\left((R(\mu_{i})Q_{i})^{T}R(\mu_{j})K_{j}% \right)^{p}V_{j}}{C_{i}})",
+      "= sum_j ((R(mu_i) Q_i)^T R(mu_j) K_j)^p V_j / C_i: the reference's Y_i", prop1_line(3));
+  // = sum_j (phi^p(R(mu_i) Q_i)^T phi^p(R(mu_j) K_j)) V_j / C_i
+  add("004.prop1.proof.embedded",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{\left(\phi^{p}(R(\mu_{i})Q_{i})^{T}\phi^{p}(% R(\mu_{j})K_{j})\right)V_{j}}{C_{i}})",
+      "= sum_j (phi^p(R(mu_i) Q_i)^T phi^p(R(mu_j) K_j)) V_j / C_i: the reference's Y_i",
+      prop1_line(4));
+  // = sum_j V_j phi^p(R(mu_j) K_j)^T phi^p(R(mu_i) Q_i) / C_i
+  add("004.prop1.proof.reordered",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{V_{j}\phi^{p}(R(\mu_{j})K_{j})^{T}\phi^{p}(R% (\mu_{i})Q_{i})}{C_{i}})",
+      "= sum_j V_j phi^p(R(mu_j) K_j)^T phi^p(R(mu_i) Q_i) / C_i: the reference's Y_i",
+      prop1_line(5));
+  // = (sum_j V_j phi^p(R(mu_j) K_j)^T) phi^p(R(mu_i) Q_i) / C_i
+  add("004.prop1.proof.factored",
+      R"(\displaystyle=\frac{\left(\sum_{j=1}^{i}V_{j}\phi^{p}(R(\mu_{j})K_{j})^{T}% \right)\phi^{p}(R(\mu_{i})Q_{i})}{C_{i}})",
+      "= (sum_j V_j phi^p(R(mu_j) K_j)^T) phi^p(R(mu_i) Q_i) / C_i: the reference's Y_i",
+      prop1_line(6));
+  // = S_i phi^p(R(mu_i) Q_i) / (Z_i phi^p(R(mu_i) Q_i))
+  add("004.prop1.proof.recurrent",
+      R"(\displaystyle=\frac{S_{i}\phi^{p}(R(\mu_{i})Q_{i})}{Z_{i}\phi^{p}(R(\mu_{i})Q_% {i})})",
+      "= S_i phi^p(R(mu_i) Q_i) / (Z_i phi^p(R(mu_i) Q_i)) with the reference's S_i, Z_i: "
+      "the reference's Y_i",
+      prop1_line(7));
+  // sum_j V_j phi^p(R(mu_j) K_j)^T = S_i
+  add("004.prop1.proof.state", R"(\sum_{j=1}^{i}V_{j}\phi^{p}(R(\mu_{j})K_{j})^{T}=S_{i})",
+      "sum_{j<=i} V_j phi^p(R(mu_j) K_j)^T = S_i, the reference's state", prop1_fact(4));
+  // C_i = sum_k phi^p(Q'_i)^T phi^p(K'_k)
+  add("004.prop1.proof.C_embedded",
+      R"(\displaystyle=\sum_{k=1}^{i}\phi^{p}(Q_{i}^{\prime})^{T}\phi^{p}(K_{k}^{\prime}))",
+      "C_i = sum_k phi^p(Q'_i)^T phi^p(K'_k), Q'_i = R^i Q_i: the reference's sum_k (Q'_i^T "
+      "K'_k)^p",
+      prop1_fact(0));
+  // = sum_k phi^p(R(mu_i) Q_i)^T phi^p(R(mu_k) K_k)
+  add("004.prop1.proof.C_angles",
+      R"(\displaystyle=\sum_{k=1}^{i}\phi^{p}(R(\mu_{i})Q_{i})^{T}\phi^{p}(R(\mu_{k})K_% {k}))",
+      "= sum_k phi^p(R(mu_i) Q_i)^T phi^p(R(mu_k) K_k): the reference's C_i", prop1_fact(1));
+  // = sum_k phi^p(R(mu_k) K_k)^T phi^p(R(mu_i) Q_i)
+  add("004.prop1.proof.C_swapped",
+      R"(\displaystyle=\sum_{k=1}^{i}\phi^{p}(R(\mu_{k})K_{k})^{T}\phi^{p}(R(\mu_{i})Q_% {i}))",
+      "= sum_k phi^p(R(mu_k) K_k)^T phi^p(R(mu_i) Q_i): the reference's C_i", prop1_fact(2));
+  // = Z_i phi^p(R(mu_i) Q_i)
+  add("004.prop1.proof.C_normaliser", R"(\displaystyle=Z_{i}\phi^{p}(R(\mu_{i})Q_{i}))",
+      "= Z_i phi^p(R(mu_i) Q_i) with the reference's Z_i: the reference's C_i", prop1_fact(3));
+  return out;
+}
+
+/// The lines of the proof of Proposition 2: line n of Y_i = ... (0: Y_i = sum_j b_ij (Q'_i^T
+/// K'_j)^p V_j / C_i; 2 to 4 as the note writes them after the line 004.prop2.proof quotes)
+/// against the reference's Y; of C_i = ... (5: b_ik phi^p(Q'_i)^T phi^p(K'_k), 6: the factors
+/// swapped, 7: Z_i phi^p(Q'_i)) against the reference's C_i; of S_{k+1} = ... (8: gamma_{k+1}
+/// S_k + V_{k+1} phi^p(K'_{k+1})^T, 9, 10 as written) against the reference's S_{k+1}.
+Check prop2_line(int n) {
+  return check_of([n](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    using Ix = Eigen::Index;
+    const SympowHead<S> x = draw_sympow(d, {.rotary = true, .gated = true});
+    const Ix T = x.q.rows();
+    const Mat<S> mu = note_angles(x);
+    const auto phiq = [&](Ix i) { return phi(x, turned(mu, x.q, i)); }; // phi^p(Q'_i)
+    const auto phik = [&](Ix j) { return phi(x, turned(mu, x.k, j)); };
+    const auto V = [&](Ix j) { return row(x.v, j); };
+    const auto C = [&](Ix i) { // C_i = sum_k b_ik (Q'_i^T K'_k)^p
+      S sum(0);
+      for (Ix k = 0; k <= i; ++k)
+        sum += b(x, i, k) * kernel(turned(mu, x.q, i), turned(mu, x.k, k), x.p);
+      return sum;
+    };
+    const auto line = [&](auto w) { return quotient_rows<S>(T, w, C); };
+    if (n >= 8) { // S_{k+1}, the note's k + 1 = row k
+      const Trace<S> ref = reference(x);
+      const auto newest = [&](Ix k) { return Mat<S>(V(k) * phik(k).transpose()); };
+      std::vector<Mat<S>> lhs, rhs;
+      for (Ix k = 1; k < T; ++k) {
+        lhs.push_back(n == 8   ? Mat<S>(gamma_at(x, k) * ref.state[std::size_t(k - 1)] + newest(k))
+                      : n == 9 ? Mat<S>(gated_sum(x, phik, k, k - 1) + newest(k))
+                               : gated_sum(x, phik, k, k));
+        rhs.push_back(ref.state[std::size_t(k)]);
+      }
+      return parts(lhs, rhs);
+    }
+    if (n >= 5) {
+      const Trace<S> ref = reference(x);
+      const Mat<S> Cs = by_rows<S>(T, [&](Ix i) {
+        S sum(0);
+        for (Ix k = 0; k <= i; ++k)
+          sum += b(x, i, k) * (n == 5 ? S(phiq(i).dot(phik(k))) : S(phik(k).dot(phiq(i))));
+        if (n == 7)
+          sum = S((ref.normaliser[std::size_t(i)] * phiq(i))(0, 0));
+        return Vec<S>::Constant(1, sum);
+      });
+      return Sides<S>{Cs, reference_C(x)};
+    }
+    Mat<S> Y;
+    switch (n) {
+    case 0:
+      Y = line([&](Ix i, Ix j) {
+        return Vec<S>(b(x, i, j) * kernel(turned(mu, x.q, i), turned(mu, x.k, j), x.p) * V(j));
+      });
+      break;
+    case 2:
+      Y = line(
+          [&](Ix i, Ix j) { return Vec<S>(b(x, i, j) * (V(j) * phik(j).transpose()) * phiq(i)); });
+      break;
+    case 3:
+      Y = by_rows<S>(T, [&](Ix i) { return Vec<S>(gated_sum(x, phik, i, i) * phiq(i) / C(i)); });
+      break;
+    default: {
+      const Trace<S> ref = reference(x);
+      Y = by_rows<S>(T, [&](Ix i) {
+        return Vec<S>(ref.state[std::size_t(i)] * phiq(i) /
+                      S((ref.normaliser[std::size_t(i)] * phiq(i))(0, 0)));
+      });
+    }
+    }
+    return Sides<S>{Y, sympow::recurrent_head(x).o};
+  });
+}
+
+std::vector<Claim> proof_lines_of_proposition2() {
+  const Source src{seed_004, "A.2 Derivations / Proof of Proposition 2", ""};
+  std::vector<Claim> out;
+  const auto add = [&](const char *id, const char *quote, const char *statement, Check check) {
+    out.push_back(sized(claim(id, src, quote, statement, std::move(check)), pairs));
+  };
+  // Y_i = sum_j b_ij (Q'_i^T K'_j)^p V_j / C_i
+  add("004.prop2.proof.attention",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{b_{ij}\left(Q_{i}^{\prime T}K^{\prime}_{j}% \right)^{p}V_{j}}{C_{i}})",
+      "Y_i = sum_j b_ij (Q'_i^T K'_j)^p V_j / C_i, C_i = sum_k b_ik (Q'_i^T K'_k)^p: the "
+      "reference's gated rotary Y_i",
+      prop2_line(0));
+  // = sum_j b_ij V_j phi^p(K'_j)^T phi^p(Q'_i) / C_i
+  add("004.prop2.proof.reordered",
+      R"(\displaystyle=\sum_{j=1}^{i}\frac{b_{ij}V_{j}\phi^{p}(K^{\prime}_{j})^{T}\phi^% {p}(Q^{\prime}_{i})}{C_{i}})",
+      "= sum_j b_ij V_j phi^p(K'_j)^T phi^p(Q'_i) / C_i: the reference's Y_i", prop2_line(2));
+  // = (sum_j b_ij V_j phi^p(K'_j)^T) phi^p(Q'_i) / C_i
+  add("004.prop2.proof.factored",
+      R"(\displaystyle=\frac{\left(\sum_{j=1}^{i}b_{ij}V_{j}\phi^{p}(K^{\prime}_{j})^{T% }\right)\phi^{p}(Q^{\prime}_{i})}{C_{i}})",
+      "= (sum_j b_ij V_j phi^p(K'_j)^T) phi^p(Q'_i) / C_i: the reference's Y_i", prop2_line(3));
+  // = S_i phi^p(Q'_i) / (Z_i phi^p(Q'_i))
+  add("004.prop2.proof.recurrent",
+      R"(\displaystyle=\frac{S_{i}\phi^{p}(Q^{\prime}_{i})}{Z_{i}\phi^{p}(Q^{\prime}_{i% })})",
+      "= S_i phi^p(Q'_i) / (Z_i phi^p(Q'_i)) with the reference's S_i, Z_i: the reference's Y_i",
+      prop2_line(4));
+  // C_i = sum_k b_ik phi^p(Q'_i)^T phi^p(K'_k)
+  add("004.prop2.proof.C_embedded",
+      R"(\displaystyle=\sum_{k=1}^{i}b_{ik}\phi^{p}(Q_{i}^{\prime})^{T}\phi^{p}(K_{k}^{% \prime}))",
+      "C_i = sum_k b_ik phi^p(Q'_i)^T phi^p(K'_k): the reference's sum_k e^{G_i - G_k} "
+      "(Q'_i^T K'_k)^p",
+      prop2_line(5));
+  // = sum_k b_ik phi^p(K'_k)^T phi^p(Q'_i)
+  add("004.prop2.proof.C_swapped",
+      R"(\displaystyle=\sum_{k=1}^{i}b_{ik}\phi^{p}(K_{k}^{\prime})^{T}\phi^{p}(Q_{i}^{% \prime}))",
+      "= sum_k b_ik phi^p(K'_k)^T phi^p(Q'_i): the reference's C_i", prop2_line(6));
+  // = Z_i phi^p(Q'_i)
+  add("004.prop2.proof.C_normaliser", R"(\displaystyle=Z_{i}\phi^{p}(Q^{\prime}_{i}))",
+      "= Z_i phi^p(Q'_i) with the reference's Z_i: the reference's C_i", prop2_line(7));
+  // S_{k+1} = gamma_{k+1} S_k + V_{k+1} phi^p(K'_{k+1})^T
+  add("004.prop2.induction.recurrence",
+      R"(\displaystyle=\gamma_{k+1}S_{k}+V_{k+1}\phi^{p}(K^{\prime}_{k+1})^{T})",
+      "S_{k+1} = gamma_{k+1} S_k + V_{k+1} phi^p(K'_{k+1})^T with the reference's S_k: the "
+      "reference's S_{k+1}, every k >= 1",
+      prop2_line(8));
+  // = (sum_{j<=k} b_(k+1)j V_j phi^p(K'_j)^T) + V_{k+1} phi^p(K'_{k+1})^T
+  add("004.prop2.induction.merged",
+      R"(\displaystyle=\left(\sum_{j=1}^{k}b_{(k+1)j}V_{j}\phi^{p}(K^{\prime}_{j})^{T}% \right)+V_{k+1}\phi^{p}(K^{\prime}_{k+1})^{T})",
+      "= (sum_{j<=k} b_(k+1)j V_j phi^p(K'_j)^T) + V_{k+1} phi^p(K'_{k+1})^T: the reference's "
+      "S_{k+1}",
+      prop2_line(9));
+  // = sum_{j<=k+1} b_(k+1)j V_j phi^p(K'_j)^T
+  add("004.prop2.induction.sum",
+      R"(\displaystyle=\sum_{j=1}^{k+1}b_{(k+1)j}V_{j}\phi^{p}(K^{\prime}_{j})^{T})",
+      "= sum_{j<=k+1} b_(k+1)j V_j phi^p(K'_j)^T: the reference's S_{k+1}", prop2_line(10));
+  return out;
+}
+
+/// The matrix the note writes for R(theta): 2 x 2 blocks (cos, -sin; sin, cos) of the
+/// angles on the diagonal, zeros elsewhere.
+template <class S> Mat<S> written_rotary(const Vec<S> &theta) {
+  using std::cos;
+  using std::sin;
+  Mat<S> R = Mat<S>::Zero(2 * theta.size(), 2 * theta.size());
+  for (Eigen::Index c = 0; c < theta.size(); ++c)
+    R.block(2 * c, 2 * c, 2, 2) << S(cos(theta(c))), S(-sin(theta(c))), S(sin(theta(c))),
+        S(cos(theta(c)));
+  return R;
+}
+
+/// The block-diagonal matrix with block(c) on its diagonal, c = 0 .. n - 1.
+template <class S, class F> Mat<S> block_diagonal(Eigen::Index n, F block) {
+  Mat<S> out = Mat<S>::Zero(2 * n, 2 * n);
+  for (Eigen::Index c = 0; c < n; ++c)
+    out.block(2 * c, 2 * c, 2, 2) = block(c);
+  return out;
+}
+
+/// R(theta_c), the 2 x 2 rotation of one angle.
+template <class S> Mat<S> rotation_2x2(const S &theta) {
+  return sympow::rotary_matrix(Vec<S>(Vec<S>::Constant(1, theta)));
+}
+
+/// The lines of the proof of R(theta)^k = R(k theta), for every angle theta_i drawn and
+/// k = 1..T: 0: R(theta_i)^1 = R(theta_i); 1: R(theta_i)^k = R(k theta_i); 2: R(theta_i)^{k+1}
+/// = R(theta_i) R(theta_i)^k; 3: = R(theta_i) R(k theta_i); then the block-diagonal R(theta):
+/// 4: R(theta) = diag(R(theta_1), ..., R(theta_{d/2})); 5: R(theta)^k = diag(R(theta_c)^k);
+/// 6: = diag(R(k theta_c)); 7: the matrix written in the statement is R(theta) and its k-th
+/// power is the one written at k theta. R(theta) is the reference's rotary matrix.
+Check rotation_line(int n) {
+  return check_of([n](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    using Ix = Eigen::Index;
+    const Vec<S> theta = draw_angles(d);
+    const Mat<S> R = sympow::rotary_matrix(theta);
+    const auto at = [&](Ix k) { return Vec<S>(S(int(k)) * theta); };
+    std::vector<Mat<S>> lhs, rhs;
+    if (n == 4 || n == 7) {
+      lhs.push_back(
+          n == 4 ? block_diagonal<S>(theta.size(), [&](Ix c) { return rotation_2x2(theta(c)); })
+                 : written_rotary(theta));
+      rhs.push_back(R);
+    }
+    for (Ix k = 1; k <= Ix(d.sizes.T); ++k) {
+      if (n <= 3)
+        for (Ix c = 0; c < theta.size(); ++c) {
+          const Mat<S> Rc = rotation_2x2(theta(c));
+          const Mat<S> left = matrix_power(Rc, n == 0 ? 1 : n == 1 ? k : k + 1);
+          lhs.push_back(n == 0   ? Rc
+                        : n == 1 ? rotation_2x2(S(S(int(k)) * theta(c)))
+                        : n == 2 ? Mat<S>(Rc * matrix_power(Rc, k))
+                                 : Mat<S>(Rc * rotation_2x2(S(S(int(k)) * theta(c)))));
+          rhs.push_back(left);
+        }
+      else if (n == 5 || n == 6) {
+        lhs.push_back(block_diagonal<S>(theta.size(), [&](Ix c) {
+          const Mat<S> Rc = rotation_2x2(theta(c));
+          return n == 5 ? matrix_power(Rc, k) : rotation_2x2(S(S(int(k)) * theta(c)));
+        }));
+        rhs.push_back(matrix_power(R, k));
+      } else if (n == 7) {
+        lhs.push_back(matrix_power(written_rotary(theta), k));
+        rhs.push_back(written_rotary(at(k)));
+      }
+    }
+    return sides_of(lhs, rhs);
+  });
+}
+
+std::vector<Claim> proof_lines_of_rotation_power() {
+  const Source proposition{seed_004, "A.2 Derivations / Proposition", ""};
+  const Source src{seed_004, "A.2 Derivations / Proof", ""};
+  std::vector<Claim> out;
+  // R(theta) = (cos(theta_1) -sin(theta_1) ...) satisfies R(theta)^k = R(k theta)
+  out.push_back(claim("004.rotation.statement", proposition,
+                      "Given a vector of angles θ=(θ1,θ2,,θd2\\theta=(\\theta_{1},\\theta_{2}",
+                      "for theta = (theta_1, ..., theta_{d/2}) the matrix written, blocks (cos, "
+                      "-sin; sin, cos), is the reference's R(theta), and its k-th power is the "
+                      "matrix written at k theta, k = 1..T",
+                      rotation_line(7)));
+  // R(theta_i)^1 = R(theta_i)
+  out.push_back(claim("004.rotation.base_case", src, R"(R(\theta_{i})^{1}=R(\theta_{i}),)",
+                      "R(theta_i)^1 = R(theta_i) for each 2 x 2 block", rotation_line(0)));
+  // R(theta_i)^k = R(k theta_i)
+  out.push_back(claim("004.rotation.hypothesis", src, R"(R(\theta_{i})^{k}=R(k\theta_{i}).)",
+                      "R(theta_i)^k = R(k theta_i) for each 2 x 2 block, k = 1..T",
+                      rotation_line(1)));
+  // R(theta_i)^{k+1} = R(theta_i) R(theta_i)^k
+  out.push_back(claim("004.rotation.power_split", src,
+                      R"(R(\theta_{i})^{k+1}=R(\theta_{i})R(\theta_{i})^{k}.)",
+                      "R(theta_i)^{k+1} = R(theta_i) R(theta_i)^k, k = 1..T", rotation_line(2)));
+  // R(theta_i)^{k+1} = R(theta_i) R(k theta_i)
+  out.push_back(claim("004.rotation.substituted", src,
+                      R"(R(\theta_{i})^{k+1}=R(\theta_{i})R(k\theta_{i}).)",
+                      "R(theta_i)^{k+1} = R(theta_i) R(k theta_i), k = 1..T", rotation_line(3)));
+  // R(theta) = diag(R(theta_1), ..., R(theta_{d/2}))
+  out.push_back(claim("004.rotation.blocks", src,
+                      R"(R(\theta)=\begin{pmatrix}R(\theta_{1})&0&\cdots&0\\)",
+                      "R(theta) = diag(R(theta_1), R(theta_2), ..., R(theta_{d/2})), the "
+                      "reference's rotary matrix",
+                      rotation_line(4)));
+  // R(theta)^k = diag(R(theta_1)^k, ..., R(theta_{d/2})^k)
+  out.push_back(claim("004.rotation.blocks_power", src,
+                      R"(R(\theta)^{k}=\begin{pmatrix}R(\theta_{1})^{k}&0&\cdots&0\\)",
+                      "R(theta)^k = diag(R(theta_1)^k, ..., R(theta_{d/2})^k), k = 1..T",
+                      rotation_line(5)));
+  // R(theta)^k = diag(R(k theta_1), ..., R(k theta_{d/2}))
+  out.push_back(claim("004.rotation.blocks_rotated", src,
+                      R"(R(\theta)^{k}=\begin{pmatrix}R(k\theta_{1})&0&\cdots&0\\)",
+                      "R(theta)^k = diag(R(k theta_1), ..., R(k theta_{d/2})), k = 1..T",
+                      rotation_line(6)));
+  return out;
+}
+
+/// Step 1 of the proof of Proposition 3 for a rotation P and every pair of basis tensors
+/// v_I, v_J (p = 2, 3): n = 0: P-bar on the basis is P (x) ... (x) P; 1: <v_I, v_J> =
+/// prod_k <v_ik, v_jk>; 2: <P-bar v_I, P-bar v_J> = prod_k <P v_ik, P v_jk>.
+Check basis_inner(int n) {
+  return check_of([n](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    using Ix = Eigen::Index;
+    const Ix dim = static_cast<Ix>(d.sizes.K);
+    const Mat<S> P = draw_rotation(d, dim), I_d = Mat<S>::Identity(dim, dim);
+    std::vector<Mat<S>> lhs, rhs;
+    for (const int p : {2, 3}) {
+      const Mat<S> Pbar = pbar_on_basis(P, p);
+      if (n == 0) {
+        lhs.push_back(Pbar), rhs.push_back(kron_power(P, p));
+        continue;
+      }
+      const Mat<S> &M = n == 1 ? I_d : P;
+      const Mat<S> images = n == 1 ? pbar_on_basis(I_d, p) : Pbar;
+      const Ix N = images.cols();
+      Mat<S> inner(N, N), product(N, N);
+      for (Ix I = 0; I < N; ++I)
+        for (Ix J = 0; J < N; ++J) {
+          const auto tI = tuple_of(I, dim, p), tJ = tuple_of(J, dim, p);
+          inner(I, J) = images.col(I).dot(images.col(J));
+          product(I, J) = S(1);
+          for (std::size_t k = 0; k < tI.size(); ++k)
+            product(I, J) *= M.col(tI[k]).dot(M.col(tJ[k]));
+        }
+      lhs.push_back(inner), rhs.push_back(product);
+    }
+    return parts(lhs, rhs);
+  });
+}
+
+/// The softmax attention form with B_ij = exp(Q_i^T K_j + m (j - i)) (m = 0: (softmax))
+/// against the reference's softmax attention with an ALiBi slope m; `gated`: B_ij =
+/// gamma^{i-j} exp(Q_i^T K_j), gamma = exp(-m), instead.
+Check softmax_scores(int m_eighths, bool gated) {
+  return check_of([=]<class S>(Draw<S> &d) -> Sides<S> {
+    if constexpr (std::is_same_v<S, Exact>)
+      throw NotExact("exp of a drawn score is not rational");
+    else {
+      using std::exp;
+      const Mat<S> Q = d.values(d.sizes.T, d.sizes.K), K = d.values(d.sizes.T, d.sizes.K),
+                   V = d.values(d.sizes.T, d.sizes.V);
+      const S m = S(m_eighths) / S(8), gamma = exp(S(-m));
+      const Mat<S> Y = attention(V, [&](Eigen::Index i, Eigen::Index j) {
+        const S score = Q.row(i).dot(K.row(j));
+        if (!gated)
+          return S(exp(S(score + m * S(int(j - i)))));
+        S gamma_power(1); // gamma^(i - j)
+        for (Eigen::Index n = 0; n < i - j; ++n)
+          gamma_power *= gamma;
+        return S(gamma_power * exp(score));
+      });
+      Head<S> h;
+      h.q = Q, h.k = K, h.v = V, h.g = Mat<S>(Q.rows(), 0);
+      softmax_attn::Encoding enc;
+      enc.alibi_slope = m_eighths / 8.0;
+      return Sides<S>{Y, softmax_attn::parallel_head(h, S(1), enc).o};
+    }
+  });
+}
+
+std::vector<Claim> remaining_rows() {
+  std::vector<Claim> out;
+  // Q'_i = R^i Q_i, K'_j = R^j K_j
+  out.push_back(sized(
+      claim("004.rotary.definition",
+            {seed_004, "2.2 Compatibility of Rotary Embeddings with Sympow", ""},
+            R"(Q^{\prime}_{i}=R^{i}Q_{i}\qquad K^{\prime}_{j}=R^{j}K_{j})",
+            "Q'_i = R^i Q_i and K'_j = R^j K_j, R = R(theta): the reference's rotated queries "
+            "and keys (angles mu_i = i theta)",
+            check_of([](auto &d) {
+              using S = scalar_of<decltype(d)>;
+              const SympowHead<S> x = draw_sympow(d, {.rotary = true});
+              const auto ref = reference_turned(x);
+              return parts<S>({turned_by_powers(x.theta, x.q), turned_by_powers(x.theta, x.k)},
+                              {ref.first, ref.second});
+            })),
+      pairs));
+  // R(theta) = (cos(theta_1) -sin(theta_1) ...; sin(theta_1) cos(theta_1) ...; ...)
+  out.push_back(
+      sized(claim("004.rotary.matrix",
+                  {seed_004, "2.2 Compatibility of Rotary Embeddings with Sympow", ""},
+                  R"(R(\theta)=\begin{pmatrix}\cos(\theta_{1})&-\sin(\theta_{1})&\cdots&0&0\\)",
+                  "the matrix written, 2 x 2 blocks (cos theta_c, -sin theta_c; sin theta_c, cos "
+                  "theta_c) on the diagonal, is the reference's R(theta)",
+                  check_of([](auto &d) {
+                    using S = scalar_of<decltype(d)>;
+                    const Vec<S> theta = draw_angles(d);
+                    return Sides<S>{written_rotary(theta), sympow::rotary_matrix(theta)};
+                  })),
+            pairs));
+  // The same matrix, restated verbatim in A.2's Proposition (the quote's second place).
+  {
+    Claim restated = sized(
+        claim("004.rotation.matrix_restated", {seed_004, "A.2 Derivations / Proposition", ""},
+              R"(R(\theta)=\begin{pmatrix}\cos(\theta_{1})&-\sin(\theta_{1})&\cdots&0&0\\)",
+              "the matrix the Proposition is stated for, 2 x 2 blocks (cos theta_c, -sin "
+              "theta_c; sin theta_c, cos theta_c) on the diagonal, is the reference's R(theta)",
+              check_of([](auto &d) {
+                using S = scalar_of<decltype(d)>;
+                const Vec<S> theta = draw_angles(d);
+                return Sides<S>{written_rotary(theta), sympow::rotary_matrix(theta)};
+              })),
+        pairs);
+    restated.occurrence = 2;
+    out.push_back(restated);
+  }
+  // Y_i = S_i phi^p(R(mu_i) Q_i) / (Z_i phi^p(R(mu_i) Q_i))
+  out.push_back(sized(
+      claim("004.rotary.output",
+            {seed_004, "2.2 Compatibility of Rotary Embeddings with Sympow", ""},
+            R"(Y_{i}=\frac{S_{i}\phi^{p}(R(\mu_{i})Q_{i})}{Z_{i}\phi^{p}(R(\mu_{i})Q_{i})})",
+            "Y_i = S_i phi^p(R(mu_i) Q_i) / (Z_i phi^p(R(mu_i) Q_i)) with the reference's S_i, "
+            "Z_i (mu_i = i theta): the reference's output",
+            prop1_line(7)),
+      pairs));
+  // B_ij = b_ij (Q'_i^T K'_j)^p (sympow+gating)
+  out.push_back(sized(
+      claim("004.gating.scores", {seed_004, "3.1 Data Dependent Gating", "(sympow+gating)"},
+            R"(\;({Q^{\prime}_{i}}^{T}K^{\prime}_{j})^{p}\qquad\text{(sympow+% gating)})",
+            "B_ij = b_ij (Q'_i^T K'_j)^p, b_ij = prod_{k=j+1}^i gamma_k, in the attention form: "
+            "the reference's gated rotary output",
+            check_of([](auto &d) {
+              using S = scalar_of<decltype(d)>;
+              const SympowHead<S> x = draw_sympow(d, {.rotary = true, .gated = true});
+              return Sides<S>{gated_attention(x), sympow::recurrent_head(x).o};
+            })),
+      pairs));
+  // mu_i = mu_{i-1} + beta_i theta
+  out.push_back(sized(
+      claim(
+          "004.rates.angles", {seed_004, "3.2 Data Dependent Rotations", ""},
+          R"(\mu_{i}=\mu_{i-1}+\beta_{i}\theta\quad\text{ where }\quad\beta_{i}=1+\text{% tanh}(W_{\beta}X_{i}))",
+          "mu_i = mu_{i-1} + beta_i theta from mu_0 = 0 (beta_i drawn in (0, 2]): the "
+          "reference's cumulative angles",
+          check_of([](auto &d) {
+            using S = scalar_of<decltype(d)>;
+            const SympowHead<S> x = draw_sympow(d, {.rotary = true, .learned_rates = true});
+            return Sides<S>{note_angles(x), sympow::cumulative_angles(x.beta, x.theta)};
+          })),
+      pairs));
+  const Source alibi_src{seed_004, "A.1 Equivalence between Gating and ALiBi", ""};
+  // A_ij = B_ij / sum_k B_ik, B_ij = exp(Q_i^T K_j) (softmax)
+  out.push_back(claim("004.alibi.softmax", alibi_src,
+                      R"(B_{ij}=\text{exp}(Q_{i}^{T}K_% {j})\qquad\text{(softmax)})",
+                      "Y_i = sum_j A_ij V_j, A_ij = B_ij / sum_k B_ik, B_ij = exp(Q_i^T K_j): the "
+                      "reference's softmax attention (scale 1)",
+                      softmax_scores(0, false)));
+  // B_ij = exp(Q_i^T K_j + m (j - i)) (softmax + ALiBi)
+  out.push_back(claim("004.alibi.scores", alibi_src,
+                      R"(B_{ij}=\text{exp}(Q_{i}^{T}K_{j}+m(j-i))\qquad\text{(softmax + ALiBi)})",
+                      "B_ij = exp(Q_i^T K_j + m (j - i)), m = 3/8: the reference's softmax "
+                      "attention with ALiBi slope m",
+                      softmax_scores(3, false)));
+  out.push_back(claim("004.alibi.scores_gated", alibi_src,
+                      R"(B_{ij}=\text{exp}(Q_{i}^{T}K_{j}+m(j-i))\qquad\text{(softmax + ALiBi)})",
+                      "the attention form with B_ij = gamma^{i-j} exp(Q_i^T K_j), gamma = exp(-m), "
+                      "m = 3/8 (scalar gating): the reference's softmax attention with ALiBi "
+                      "slope m",
+                      softmax_scores(3, true)));
+  const Source step1{seed_004, "A.2 Derivations / Proof of Proposition 3 / Step 1", ""};
+  // P-bar(v_i1 (x) ... (x) v_ip) = (P v_i1) (x) ... (x) (P v_ip)
+  out.push_back(claim("004.prop3.step1.pbar_on_basis", step1,
+                      R"(\otimes(Pv_{i_{2}})\otimes\dots\otimes(Pv_{i_{p}}),)",
+                      "P-bar defined on basis tensors, P a rotation: P (x) ... (x) P (p = 2, 3)",
+                      basis_inner(0)));
+  // <v_i1 (x) ... (x) v_ip, v_j1 (x) ... (x) v_jk> = prod <v_ip, v_jp>
+  out.push_back(
+      claim("004.prop3.step1.inner_basis", step1,
+            R"(\otimes v_{j_{k}}\rangle=\prod_{p=1}^{p}\langle v% _{i_{p}},v_{j_{p}}\rangle.)",
+            "<v_I, v_J> = prod_k <v_ik, v_jk> for basis tensors (p = 2, 3; read with "
+            "v_{j_k} as v_{j_p} and the product over the factors)",
+            basis_inner(1)));
+  // <P-bar v_I, P-bar v_J> = prod <P v_ip, P v_jp>
+  out.push_back(claim("004.prop3.step1.inner_pbar", step1,
+                      R"(\rangle=\prod_{p=1}^{p}\langle Pv_{i_{p}},Pv_{j_% {p}}\rangle.)",
+                      "<P-bar v_I, P-bar v_J> = prod_k <P v_ik, P v_jk> for basis tensors, P a "
+                      "rotation (p = 2, 3)",
+                      basis_inner(2)));
+  return out;
+}
+
 } // namespace
 
 std::vector<Claim> seed_004_claims() {
   std::vector<Claim> out;
-  for (auto section :
-       {background, rotary, conformal, gating, learned_rates, conformal_sympow, alibi, rotations,
-        proof_of_proposition1, proof_of_proposition2, proof_of_proposition3})
+  for (auto section : {background, rotary, conformal, gating, learned_rates, conformal_sympow,
+                       alibi, rotations, proof_of_proposition1, proof_of_proposition2,
+                       proof_of_proposition3, proof_lines_of_proposition1,
+                       proof_lines_of_proposition2, proof_lines_of_rotation_power, remaining_rows})
     for (Claim &c : section())
       out.push_back(std::move(c));
   return out;
