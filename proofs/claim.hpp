@@ -147,7 +147,11 @@ struct Reading {
 struct Claim {
   std::string id;
   Source source;
-  std::string quote;     ///< a verbatim excerpt of the note (20 to 200 characters)
+  std::string quote; ///< a verbatim excerpt of the note (20 to 200 characters)
+  /// Which of the places the quote's text appears at the claim is about (1: the first),
+  /// where a note restates a block verbatim (seed 001's forward results under the backward
+  /// and again without explicit gating).
+  int occurrence = 1;
   std::string statement; ///< the formula as written, in plain text
   std::vector<Reading> readings;
   std::string correction_of; ///< the id of the failing claim this one corrects, if any

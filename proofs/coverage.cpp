@@ -262,10 +262,11 @@ NoteCoverage coverage_of(const std::string &file, const std::string &note,
     if (claim->source.file != file)
       continue;
     const auto places = places_of(note, claim->quote);
-    if (places.empty())
-      continue; // the registry's own check reports a quote not found
+    const auto place = static_cast<std::size_t>(claim->occurrence - 1);
+    if (claim->occurrence < 1 || place >= places.size())
+      continue; // the registry's own check reports a quote not found, or not so often
     for (std::size_t r = 0; r < c.rows.size(); ++r)
-      if (overlap(places.front(), c.rows[r]))
+      if (overlap(places[place], c.rows[r]))
         c.claims[r].push_back(claim->id);
   }
   for (const NoClaimNeeded &n : reasons) {

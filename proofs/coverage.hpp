@@ -32,7 +32,8 @@ std::vector<Display> displays_of(const std::string &note);
 /// \brief Why a displayed equation needs no claim (a definition, notation, a code
 /// signature), stated beside the claims: `quote` is a verbatim excerpt of the row it is for,
 /// and the reason holds for every row the same text appears in (a definition restated). A
-/// claim covers only the place its quote is first found.
+/// claim covers only the place its quote is meant at (`Claim::occurrence`, the first unless
+/// it says otherwise).
 struct NoClaimNeeded {
   std::string file, quote, reason;
 };

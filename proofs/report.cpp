@@ -135,8 +135,17 @@ std::vector<std::string> registry_problems(const std::vector<const Claim *> &cla
       }
       notes[c->source.file] = read_file(path);
     }
-    if (notes[c->source.file].find(c->quote) == std::string::npos)
+    const std::string &note = notes[c->source.file];
+    int found = 0;
+    for (std::size_t at = note.find(c->quote); at != std::string::npos && !c->quote.empty();
+         at = note.find(c->quote, at + 1))
+      ++found;
+    if (found == 0)
       problems.push_back(c->id + ": the quote is not found verbatim in " + c->source.file);
+    else if (c->occurrence < 1 || c->occurrence > found)
+      problems.push_back(c->id + ": the quote is meant at its place " +
+                         std::to_string(c->occurrence) + " in " + c->source.file +
+                         ", which has it " + std::to_string(found) + " times");
   }
   return problems;
 }

@@ -233,6 +233,54 @@ std::vector<Claim> wy_claims() {
   return out;
 }
 
+/// S_t as the two accumulators with the note's setting (gamma = gamma1 = prod alpha, eps =
+/// eps1 = gamma^-1, eta = eta1 = I), u_i = v_i and c_i by the note's recursion over the whole
+/// sequence, against the recurrence's states from S_0 = 0.
+Check two_accumulators() {
+  return check_of([](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    const Dplr<S> p = draw_dplr(d);
+    const Truth<S> t(p);
+    const Mat<S> Gamma = cumulative_decay(p.x.g);
+    const Mat<S> C = c_recursion(p.x.v, p.x.k, p.x.a, p.x.b, Gamma);
+    std::vector<Mat<S>> l;
+    for (Eigen::Index r = 0; r < p.x.q.rows(); ++r)
+      l.push_back(accumulated(p.x.v, p.x.k, Gamma, r) + accumulated(C, p.x.a, Gamma, r));
+    return sides_of(l, t.states);
+  });
+}
+
+/// The induction's step with S_{t-1} in the assumed form, every parameter drawn: line 1
+/// (S_{t-1} Diag(alpha_t) - S_{t-1} Diag(alpha_t) b_t a_t^T + v_t k_t^T) or line 2 (the four
+/// sums times Diag(alpha_t), and b_t a_t^T, + v_t k_t^T), against S_{t-1} Diag(alpha_t)(I -
+/// b_t a_t^T) + v_t k_t^T.
+Check induction_line(int line) {
+  return check_of([line](auto &d) {
+    using S = scalar_of<decltype(d)>;
+    const Eigen::Index n = static_cast<Eigen::Index>(d.sizes.T) - 1;
+    const Eigen::Index K = static_cast<Eigen::Index>(d.sizes.K);
+    const Eigen::Index V = static_cast<Eigen::Index>(d.sizes.V);
+    const Mat<S> u = d.values(n, V), k = d.values(n, K), c = d.values(n, V);
+    const Mat<S> a = d.values(n, K), eps = d.values(n, K), eps1 = d.values(n, K);
+    const Mat<S> eta = d.values(1, V), eta1 = d.values(1, V);
+    const Mat<S> gamma = d.values(1, K), gamma1 = d.values(1, K);
+    const Mat<S> D_alpha = diag(exp_of(d.log_gates(1, K)));
+    const Mat<S> b_t = d.values(1, K), a_t = d.values(1, K), k_t = d.values(1, K);
+    const Mat<S> v_t = d.values(1, V);
+    const Mat<S> ba = b_t.transpose() * a_t, vk = v_t.transpose() * k_t;
+    Mat<S> U = Mat<S>::Zero(V, K), C1 = Mat<S>::Zero(V, K);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      U += diag(eta) * u.row(i).transpose() * k.row(i) * diag(Mat<S>(eps.row(i))) * diag(gamma);
+      C1 += diag(eta1) * c.row(i).transpose() * a.row(i) * diag(Mat<S>(eps1.row(i))) * diag(gamma1);
+    }
+    const Mat<S> S_prev = U + C1;
+    const Mat<S> written =
+        line == 1 ? Mat<S>(S_prev * D_alpha - S_prev * D_alpha * ba + vk)
+                  : Mat<S>(U * D_alpha + C1 * D_alpha - U * D_alpha * ba - C1 * D_alpha * ba + vk);
+    return Sides<S>{written, Mat<S>(S_prev * D_alpha * (identity<S>(K) - ba) + vk)};
+  });
+}
+
 std::vector<Claim> accumulator_claims() {
   std::vector<Claim> out;
   out.push_back(claim(
@@ -242,49 +290,27 @@ std::vector<Claim> accumulator_claims() {
       "c_i a_i^T Diag(eps1_i) Diag(gamma1_t) with the note's setting (gamma = gamma1 = prod "
       "alpha, eps = eps1 = gamma^-1, eta = eta1 = I), u_i = v_i and c_i by the note's recursion "
       "over the whole sequence, S_0 = 0",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Dplr<S> p = draw_dplr(d);
-        const Truth<S> t(p);
-        const Mat<S> Gamma = cumulative_decay(p.x.g);
-        const Mat<S> C = c_recursion(p.x.v, p.x.k, p.x.a, p.x.b, Gamma);
-        std::vector<Mat<S>> l;
-        for (Eigen::Index r = 0; r < p.x.q.rows(); ++r)
-          l.push_back(accumulated(p.x.v, p.x.k, Gamma, r) + accumulated(C, p.x.a, Gamma, r));
-        return sides_of(l, t.states);
-      })));
+      two_accumulators()));
+  // The induction, line by line.
   out.push_back(claim(
       "001.fwd.S_induction", forward_src,
       R"(\mathbf{S}_t &= \mathbf{S}_{t-1} \text{Diag}(\boldsymbol{\alpha}_t) - \mathbf{S}_{t-1} \text{Diag}(\boldsymbol{\alpha}_t) \boldsymbol{b}_t \boldsymbol{a}_t^\top)",
-      "the induction's first two lines: S_t = S_{t-1} Diag(alpha_t) - S_{t-1} Diag(alpha_t) b_t "
-      "a_t^T + v_t k_t^T = the four sums of the two accumulators times Diag(alpha_t) (and "
-      "b_t a_t^T) + v_t k_t^T, S_{t-1} the assumed form with every parameter drawn (the last "
-      "line, after the setting, is 001.fwd.S_two_accumulators)",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Eigen::Index n = static_cast<Eigen::Index>(d.sizes.T) - 1;
-        const Eigen::Index K = static_cast<Eigen::Index>(d.sizes.K);
-        const Eigen::Index V = static_cast<Eigen::Index>(d.sizes.V);
-        const Mat<S> u = d.values(n, V), k = d.values(n, K), c = d.values(n, V);
-        const Mat<S> a = d.values(n, K), eps = d.values(n, K), eps1 = d.values(n, K);
-        const Mat<S> eta = d.values(1, V), eta1 = d.values(1, V);
-        const Mat<S> gamma = d.values(1, K), gamma1 = d.values(1, K);
-        const Mat<S> D_alpha = diag(exp_of(d.log_gates(1, K)));
-        const Mat<S> b_t = d.values(1, K), a_t = d.values(1, K), k_t = d.values(1, K);
-        const Mat<S> v_t = d.values(1, V);
-        const Mat<S> ba = b_t.transpose() * a_t, vk = v_t.transpose() * k_t;
-        Mat<S> U = Mat<S>::Zero(V, K), C1 = Mat<S>::Zero(V, K);
-        for (Eigen::Index i = 0; i < n; ++i) {
-          U += diag(eta) * u.row(i).transpose() * k.row(i) * diag(Mat<S>(eps.row(i))) * diag(gamma);
-          C1 += diag(eta1) * c.row(i).transpose() * a.row(i) * diag(Mat<S>(eps1.row(i))) *
-                diag(gamma1);
-        }
-        const Mat<S> S_prev = U + C1;
-        const Mat<S> line1 = S_prev * D_alpha - S_prev * D_alpha * ba + vk;
-        const Mat<S> line2 = U * D_alpha + C1 * D_alpha - U * D_alpha * ba - C1 * D_alpha * ba + vk;
-        const Mat<S> truth = S_prev * D_alpha * (identity<S>(K) - ba) + vk;
-        return sides_of<S>({line1, line2}, {truth, truth});
-      })));
+      "the induction's first line: S_t = S_{t-1} Diag(alpha_t) - S_{t-1} Diag(alpha_t) b_t "
+      "a_t^T + v_t k_t^T, S_{t-1} the assumed form with every parameter drawn",
+      induction_line(1)));
+  out.push_back(claim(
+      "001.fwd.S_induction_sums", forward_src,
+      R"(&= \sum_{i=1}^{t-1} \text{Diag}(\boldsymbol{\eta}_{t-1}) \boldsymbol{u}_i \boldsymbol{k}_i^\top \text{Diag}(\boldsymbol{\epsilon}_i) \text{Diag}(\boldsymbol{\gamma}_{t-1}))",
+      "the induction's second line: the two accumulators' sums to t-1 times Diag(alpha_t), "
+      "minus the same times Diag(alpha_t) b_t a_t^T, plus v_t k_t^T, every parameter drawn",
+      induction_line(2)));
+  out.push_back(claim(
+      "001.fwd.S_induction_result", forward_src,
+      R"(&= \sum_{i=1}^{t} \text{Diag}(\boldsymbol{\eta}_{t}) \boldsymbol{u}_i \boldsymbol{k}_i^\top \text{Diag}(\boldsymbol{\epsilon}_i) \text{Diag}(\boldsymbol{\gamma}_{t}))",
+      "the induction's last line: the two accumulators summed to t, with the setting the note "
+      "states next (gamma = gamma1 = prod alpha, eps = eps1 = gamma^-1, eta = eta1 = I), u_i = "
+      "v_i and c_i by the note's recursion",
+      two_accumulators()));
   out.push_back(claim(
       "001.fwd.u", forward_src, R"(\boldsymbol{u}_{[t]}^r &= \boldsymbol{v}_{[t]}^r)",
       "u^r_[t] = v^r_[t]: H^r_[t] = sum_{i<=r} u^i (Diag(gamma^i)^-1 k^i)^T Diag(gamma^r) + "
@@ -331,29 +357,33 @@ std::vector<Claim> state_output_claims() {
         "sum_{i<=r} v_i (Diag(gamma^i)^-1 k^i)^T Diag(gamma^r) + sum_{i<=r} c_i (..a^i)^T "
         "Diag(gamma^r) = S^C_[t-1] Diag(gamma^r) + sum v_i (..k^i)^T Diag(gamma^r) + sum (c_i - "
         "S^C_[t-1] w^i)(..a^i)^T Diag(gamma^r), w, c the reference's";
-    Claim c = claim(
-        "001.fwd.S_r", forward_src,
-        R"(&= \mathbf{S}_{[t-1]}^C \text{Diag}(\boldsymbol{\gamma}_{[t]}^r) + \sum_{i=1}^{r} \boldsymbol{v}_i)",
-        statement + "; v_i carries no chunk index");
-    for (const bool sequence_rows : {false, true})
-      c.readings.push_back(v_index_reading(
-          sequence_rows, statement, check_of([sequence_rows](auto &d) {
-            using S = scalar_of<decltype(d)>;
-            const Dplr<S> p = draw_dplr(d, true);
-            const Truth<S> t(p);
-            return per_row(p, t, [&](const Chunk<S> &c, Eigen::Index r) {
-              const Mat<S> V = v_rows(p, c, sequence_rows);
-              const Mat<S> wa = c.W.topRows(r + 1).transpose() * c.right(c.A).topRows(r + 1);
-              const Mat<S> form1 = c.S0 * (identity<S>(c.K.cols()) - wa) * c.Dgamma(r) +
-                                   accumulated(V, c.K, c.Gamma, r) +
-                                   accumulated(c.C, c.A, c.Gamma, r);
-              const Mat<S> form2 = c.S0 * c.Dgamma(r) + accumulated(V, c.K, c.Gamma, r) +
-                                   accumulated(c.V2(), c.A, c.Gamma, r);
-              const Mat<S> &truth = t.state_after(c.s + r + 1);
-              return sides_of<S>({form1, form2}, {truth, truth});
-            });
-          })));
-    out.push_back(c);
+    for (const bool first_line : {true, false}) {
+      Claim c = claim(
+          first_line ? "001.fwd.S_r_wy" : "001.fwd.S_r", forward_src,
+          first_line
+              ? R"(\mathbf{S}_{[t]}^r &= \mathbf{S}_{[t-1]}^C \left(\mathbf{I}- \sum_{i=1}^{r} \boldsymbol{w}_{[t]}^{i})"
+              : R"(&= \mathbf{S}_{[t-1]}^C \text{Diag}(\boldsymbol{\gamma}_{[t]}^r) + \sum_{i=1}^{r} \boldsymbol{v}_i)",
+          (first_line ? "the first line: " : "the second line: ") + statement +
+              "; v_i carries no chunk index");
+      for (const bool sequence_rows : {false, true})
+        c.readings.push_back(v_index_reading(
+            sequence_rows, statement, check_of([sequence_rows, first_line](auto &d) {
+              using S = scalar_of<decltype(d)>;
+              const Dplr<S> p = draw_dplr(d, true);
+              const Truth<S> t(p);
+              return per_row(p, t, [&](const Chunk<S> &c, Eigen::Index r) {
+                const Mat<S> V = v_rows(p, c, sequence_rows);
+                const Mat<S> wa = c.W.topRows(r + 1).transpose() * c.right(c.A).topRows(r + 1);
+                const Mat<S> form1 = c.S0 * (identity<S>(c.K.cols()) - wa) * c.Dgamma(r) +
+                                     accumulated(V, c.K, c.Gamma, r) +
+                                     accumulated(c.C, c.A, c.Gamma, r);
+                const Mat<S> form2 = c.S0 * c.Dgamma(r) + accumulated(V, c.K, c.Gamma, r) +
+                                     accumulated(c.V2(), c.A, c.Gamma, r);
+                return Sides<S>{first_line ? form1 : form2, t.state_after(c.s + r + 1)};
+              });
+            })));
+      out.push_back(c);
+    }
   }
   {
     const std::string statement =
@@ -424,25 +454,50 @@ std::vector<Claim> state_output_claims() {
 
 std::vector<Claim> wc_matrix_claims() {
   std::vector<Claim> out;
+  // w's recursion, restated where the matrix form starts from it.
+  out.push_back(claim(
+      "001.fwd.w_restated", forward_src,
+      R"(\boldsymbol{w}_{[t]}^r &= \left( \mathbf{I} - \sum_{i=1}^{r-1} \boldsymbol{w}_{[t]}^i \left(\text{Diag}(\boldsymbol{\gamma}_{[t]}^i)^{-1} \boldsymbol{a}_{[t]}^i\right)^\top \right))",
+      "w^r_[t] = (I - sum_{i<r} w^i (Diag(gamma^i)^-1 a^i)^T)(Diag(gamma^r) b^r) equals the "
+      "reference's w",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const Dplr<S> p = draw_dplr(d);
+        const Truth<S> t(p);
+        return per_chunk(p, t, [&](const Chunk<S> &c) {
+          return Sides<S>{w_recursion(c.A, c.B, c.Gamma), c.W};
+        });
+      })));
   out.push_back(claim(
       "001.fwd.W", forward_src,
       R"(\Rightarrow \mathbf{W}_{[t]} &= \overleftarrow{\mathbf{B}_{[t]}} - \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \mathbf{W}_{[t]})",
-      "W = B<- - (B<- A->^T . M_-1) W, hence W = (I + (B<- A->^T . M_-1))^-1 B<-, B<- = B . "
-      "Gamma: both against the reference's w",
+      "W = B<- - (B<- A->^T . M_-1) W, B<- = B . Gamma, with the reference's w on both sides",
       check_of([](auto &d) {
         using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
         const Truth<S> t(p);
         return per_chunk(p, t, [&](const Chunk<S> &c) {
           const Mat<S> B_left = c.left(c.B), BA = scores(B_left, c.right(c.A), c.M_1);
-          return sides_of<S>({B_left - BA * c.W, inverse(Mat<S>(c.I() + BA)) * B_left}, {c.W, c.W});
+          return Sides<S>{B_left - BA * c.W, c.W};
+        });
+      })));
+  out.push_back(claim(
+      "001.fwd.W_inverse", forward_src,
+      R"(\Rightarrow \mathbf{W}_{[t]} &= \left( \mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",
+      "W = (I + (B<- A->^T . M_-1))^-1 B<-, B<- = B . Gamma, against the reference's w",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const Dplr<S> p = draw_dplr(d);
+        const Truth<S> t(p);
+        return per_chunk(p, t, [&](const Chunk<S> &c) {
+          const Mat<S> B_left = c.left(c.B), BA = scores(B_left, c.right(c.A), c.M_1);
+          return Sides<S>{inverse(Mat<S>(c.I() + BA)) * B_left, c.W};
         });
       })));
   out.push_back(claim(
       "001.fwd.C", forward_src,
       R"(\mathbf{C}_{[t]} &= - \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{K}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \mathbf{V}_{[t]} - \left()",
-      "C = -(B<- K->^T . M_-1) V - (B<- A->^T . M_-1) C, hence C = -(I + (B<- A->^T . "
-      "M_-1))^-1 (B<- K->^T . M_-1) V: both against the reference's c",
+      "C = -(B<- K->^T . M_-1) V - (B<- A->^T . M_-1) C, with the reference's c on both sides",
       check_of([](auto &d) {
         using S = scalar_of<decltype(d)>;
         const Dplr<S> p = draw_dplr(d);
@@ -451,9 +506,22 @@ std::vector<Claim> wc_matrix_claims() {
           const Mat<S> B_left = c.left(c.B);
           const Mat<S> BA = scores(B_left, c.right(c.A), c.M_1);
           const Mat<S> BK = scores(B_left, c.right(c.K), c.M_1);
-          return sides_of<S>(
-              {Mat<S>(-BK * c.V - BA * c.C), Mat<S>(-inverse(Mat<S>(c.I() + BA)) * BK * c.V)},
-              {c.C, c.C});
+          return Sides<S>{Mat<S>(-BK * c.V - BA * c.C), c.C};
+        });
+      })));
+  out.push_back(claim(
+      "001.fwd.C_inverse", forward_src,
+      R"(\Rightarrow \mathbf{C}_{[t]} &= - \left( \mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",
+      "C = -(I + (B<- A->^T . M_-1))^-1 (B<- K->^T . M_-1) V, against the reference's c",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const Dplr<S> p = draw_dplr(d);
+        const Truth<S> t(p);
+        return per_chunk(p, t, [&](const Chunk<S> &c) {
+          const Mat<S> B_left = c.left(c.B);
+          const Mat<S> BA = scores(B_left, c.right(c.A), c.M_1);
+          const Mat<S> BK = scores(B_left, c.right(c.K), c.M_1);
+          return Sides<S>{Mat<S>(-inverse(Mat<S>(c.I() + BA)) * BK * c.V), c.C};
         });
       })));
   out.push_back(claim(

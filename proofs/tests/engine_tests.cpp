@@ -267,6 +267,14 @@ TEST_CASE("coverage_finds_every_displayed_equation_and_the_ones_neither_covered_
   CHECK(c.reasons[4] == "a definition");
   CHECK(c.uncovered() == std::vector<std::size_t>{1, 3, 5});
   REQUIRE(c.problems.size() == 1); // the reason whose quote is in no note
+  // A claim meant at the second place its quote appears covers that place alone.
+  Claim again = test_claim("again", sum_from(0));
+  again.source.file = "n.txt";
+  again.quote = "S_{t-1} A_t";
+  again.occurrence = 2;
+  const NoteCoverage twice = coverage_of("n.txt", note, {&again}, {});
+  CHECK(twice.claims[0].empty());
+  CHECK(twice.claims[1] == std::vector<std::string>{"again"});
   CHECK(coverage_markdown({c}).find("| n.txt | 6 | 2 | 1 | 3 |") != std::string::npos);
 
   // A note extracted from HTML: formula lines and a numbered statement.
