@@ -6,6 +6,7 @@
 #include "claims.hpp"
 #include "common.hpp"
 #include "reference/gated_delta_rule/gated_delta_rule.hpp"
+#include "seed_001_support.hpp"
 
 namespace ruleproof::proofs::notes {
 namespace {
@@ -146,6 +147,72 @@ template <class S> Mat<S> chunk_rows(const Mat<S> &m, const Chunk<S> &c) {
 template <class S> Mat<S> note_A0(const Chunk<S> &c, bool as_exp) {
   const Mat<S> kl = Dg(c.gamma, as_exp) * c.k, kr = Dg(c.gamma, as_exp, -1) * c.k;
   return Db(c.beta) * Mat<S>(kl * kr.transpose()).cwiseProduct(causal_mask<S>(c.n, false));
+}
+
+// ---- exact gradients of one chunk's loss: dual numbers (seed_001_support.hpp) ----
+
+using seed001::gradient;
+using seed001::inner;
+using seed001::lift;
+
+/// Step 5's part of one chunk's loss, <dO_[t], O_[t]> + <dS_[t], S_[t]>, as a function of the
+/// keys and of e = exp gamma, V_new and S_[t-1] held fixed (the reference's output and state
+/// update); the state's decays read exp gamma^C as a variable of its own, eC.
+template <class S> struct Step5Loss {
+  using D = Dual<S>;
+  Mat<D> q, d_o, vn, S0, dS;
+  Step5Loss(const Gdn<S> &g, const Truth<S> &t, std::size_t i, const Chunk<S> &c)
+      : q(lift(c.q)), d_o(lift(c.d_o)), vn(lift(chunk_rows(t.fwd.stages.v_new, c))),
+        S0(lift(t.start(i, g.x))), dS(lift(t.dhu.dh[i])) {}
+  D output(const Mat<D> &e, const Mat<D> &k) const {
+    const Mat<D> E = Dg(e, false), Ei = Dg(e, false, -1);
+    const Mat<D> B = Mat<D>((E * q) * (Ei * k).transpose()).cwiseProduct(causal_mask<D>(e.rows()));
+    return inner(d_o, Mat<D>(E * q * S0 + B * vn));
+  }
+  D state(const Mat<D> &e, const D &eC, const Mat<D> &k) const {
+    Mat<D> to_end = Mat<D>::Zero(e.rows(), e.rows());
+    for (Eigen::Index r = 0; r < e.rows(); ++r)
+      to_end(r, r) = eC / e(r, 0);
+    return inner(dS, Mat<D>(eC * S0 + k.transpose() * to_end * vn));
+  }
+};
+
+/// Step 6's part of one chunk's loss, <dW<_[t], W<_[t]> + <dU_[t], U_[t]> with W< = A
+/// Diag(e) Diag(beta) K and U = A Diag(beta) V, dW< and dU the truth's (qkw.dw, dhu.dv), as a
+/// function of A and of e = exp gamma.
+template <class S> struct Step6Loss {
+  using D = Dual<S>;
+  Mat<D> k, bk, bv, dW, dU;
+  Step6Loss(const Truth<S> &t, const Chunk<S> &c)
+      : k(lift(c.k)), bk(lift(Mat<S>(Db(c.beta) * c.k))), bv(lift(Mat<S>(Db(c.beta) * c.v))),
+        dW(lift(chunk_rows(t.qkw.dw, c))), dU(lift(chunk_rows(t.dhu.dv, c))) {}
+  D of(const Mat<D> &A, const Mat<D> &e) const {
+    return inner(dW, Mat<D>(A * Dg(e, false) * bk)) + inner(dU, Mat<D>(A * bv));
+  }
+  /// A = (I + A0)^-1, A0 strictly lower (its other entries masked).
+  static Mat<D> inverse_of(const Mat<D> &A0) {
+    const Eigen::Index n = A0.rows();
+    return seed001::inverse<D>(
+        Mat<D>(Mat<D>::Identity(n, n) + Mat<D>(A0.cwiseProduct(causal_mask<D>(n, false)))));
+  }
+  /// A0 = Diag(beta)(Diag(e) G Diag(e)^-1 (.) M_-1) from G = K K^T.
+  Mat<D> A0_of(const Mat<D> &G, const Mat<D> &e, const Mat<S> &beta) const {
+    return lift(Db(beta)) * Mat<D>(Dg(e, false) * G * Dg(e, false, -1));
+  }
+};
+
+/// The exact gradient of step 6's loss in A_x (which the note does not define), through A =
+/// (I + A0)^-1 with A0 = Diag(exp gamma) A_x Diag(exp gamma)^-1 (`gates_out`) or A0 = A_x.
+template <class S>
+Mat<S> dAx_exact(const Truth<S> &t, std::size_t i, const Chunk<S> &c, bool gates_out) {
+  using D = Dual<S>;
+  const Step6Loss<S> L(t, c);
+  const Mat<D> e = lift(exp_of(c.gamma)), E = Dg(e, false), Ei = Dg(e, false, -1);
+  const Mat<S> &A0 = t.fwd.stages.A0[i];
+  const Mat<S> at = gates_out ? Mat<S>(Dg(c.gamma, true, -1) * A0 * Dg(c.gamma, true)) : A0;
+  return gradient(at, [&](const Mat<D> &Ax) {
+    return L.of(Step6Loss<S>::inverse_of(gates_out ? Mat<D>(E * Ax * Ei) : Ax), e);
+  });
 }
 
 const Source fwd_src(const char *step) { return {seed_003, std::string("Forward / ") + step, ""}; }
@@ -374,6 +441,33 @@ std::vector<Claim> backward_claims() {
       c.correction_of = "003.bwd.step4.dS";
     out.push_back(c);
   }
+  // Step 5: dB, B (which the note does not define) read as the output's scores.
+  {
+    Claim c = claim(
+        "003.bwd.step5.dB", bwd_src("Step 5"),
+        R"(\delta \mathbf{B}_{[t]} &= \delta \mathbf{O}_{[t]} \mathbf{V}_{[t],new}^\top \odot \mathbf{M})",
+        "dB_[t] = dO_[t] V_new^T (.) M, B the scores Q< K>^T of the output O_[t] = Diag(exp "
+        "gamma) Q S_[t-1] + (B (.) M) V_new: the exact gradient of <dO_[t], O_[t]> in B, V_new "
+        "and S_[t-1] held fixed",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Step5Loss<S> L(g, t, i, c);
+            const Mat<S> vn = chunk_rows(t.fwd.stages.v_new, c), E = Dg(c.gamma, true);
+            const Mat<S> scores = (E * c.q) * (Dg(c.gamma, true, -1) * c.k).transpose();
+            const Mat<S> dB = gradient(scores, [&](const Mat<D> &B) {
+              return inner(L.d_o, Mat<D>(lift(Mat<S>(E * c.q)) * L.S0 +
+                                         B.cwiseProduct(causal_mask<D>(c.n)) * L.vn));
+            });
+            return Sides<S>{Mat<S>(c.d_o * vn.transpose()).cwiseProduct(causal_mask<S>(c.n)), dB};
+          });
+        }));
+    c.gradient = true;
+    out.push_back(c);
+  }
   // Step 5: dQ and dK part 1, with Diag(gamma) as written and Diag(exp gamma).
   for (const bool corrected : {false, true}) {
     Claim c = claim(
@@ -425,6 +519,31 @@ std::vector<Claim> backward_claims() {
     c.gradient = true;
     if (corrected)
       c.correction_of = "003.bwd.step5.dK_part1";
+    out.push_back(c);
+  }
+  // Step 5: dK part 1 as its two paths, each the exact gradient of its part of the loss.
+  {
+    Claim c = claim(
+        "003.bwd.step5.dK_part1_paths", bwd_src("Step 5"),
+        R"(&= \left.\delta \mathbf{K}_{[t]}\right|_{\text{from } \mathbf{S}_{[t]} \text{ w/o } \mathbf{V}_{[t],new}} + \left.\delta \mathbf{K}_{[t]}\right|_{\text{from } \mathbf{O}_{[t]})",
+        "dK_part1 = dK|_S + dK|_O: the gradients in K of <dS_[t], S_[t]> and of <dO_[t], O_[t]>, "
+        "V_new and S_[t-1] held fixed, add up to the reference's dK through the scores and the "
+        "state update",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Step5Loss<S> L(g, t, i, c);
+            const Mat<D> e = lift(exp_of(c.gamma));
+            const D eC = e(c.n - 1, 0);
+            const Mat<S> dK_S = gradient(c.k, [&](const Mat<D> &k) { return L.state(e, eC, k); });
+            const Mat<S> dK_O = gradient(c.k, [&](const Mat<D> &k) { return L.output(e, k); });
+            return Sides<S>{Mat<S>(dK_S + dK_O), chunk_rows(t.qkw.dk, c)};
+          });
+        }));
+    c.gradient = true;
     out.push_back(c);
   }
   {
@@ -507,6 +626,78 @@ std::vector<Claim> backward_claims() {
       c.correction_of = "003.bwd.step5.dgammaC_expanded";
     out.push_back(c);
   }
+  // Step 5: d gamma part 1's first line, the same symbol on both sides, and corrected (the
+  // right side the gradient in exp gamma, as the note's last line of the block writes it).
+  {
+    const auto part1 = [](bool in_exp) {
+      return check_of([in_exp](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        using D = Dual<S>;
+        const Gdn<S> g = draw_gdn(d);
+        const Truth<S> t(g);
+        return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+          const Mat<S> dgamma = row_sum<S>(chunk_rows(t.qkw.dg, c)), e = exp_of(c.gamma);
+          Mat<S> right = dgamma;
+          if (in_exp) {
+            const Step5Loss<S> L(g, t, i, c);
+            const Mat<D> k = lift(c.k);
+            const D eC = lift(e)(c.n - 1, 0);
+            right =
+                gradient(e, [&](const Mat<D> &x) { return L.output(x, k) + L.state(x, eC, k); });
+            right(c.n - 1, 0) += gradient(Mat<S>(e.bottomRows(1)), [&](const Mat<D> &x) {
+              return L.state(lift(e), x(0, 0), k);
+            })(0, 0);
+          }
+          return Sides<S>{Mat<S>(right.cwiseProduct(e)), dgamma};
+        });
+      });
+    };
+    Claim c = claim(
+        "003.bwd.step5.dgamma_part1_exp", bwd_src("Step 5"),
+        R"(\delta \boldsymbol{\gamma}_{[t],\text{part1}} &= \delta \boldsymbol{\gamma}_{[t],\text{part1}} \odot \exp\boldsymbol{\gamma}_{[t]})",
+        "d gamma_part1 = d gamma_part1 (.) exp gamma, d gamma_part1 the gradient of the output "
+        "and state paths in gamma on both sides",
+        part1(false));
+    c.gradient = true;
+    out.push_back(c);
+    Claim fixed = correction("003.bwd.step5.dgamma_part1_exp.corrected", c,
+                             "d gamma_part1 = d(exp gamma)_part1 (.) exp gamma: the right side "
+                             "the exact gradient of the same paths in exp gamma",
+                             part1(true));
+    fixed.gradient = true;
+    out.push_back(fixed);
+  }
+  // Step 5: d gamma part 1's last line, the three paths' gradients in exp gamma.
+  {
+    Claim c = claim(
+        "003.bwd.step5.dgamma_part1_paths", bwd_src("Step 5"),
+        R"(&= \left( \left.\delta \text{Diag}(\exp \boldsymbol{\gamma}_{[t]})\right|_{\text{from } \mathbf{S}_{[t]} \text{w/o} \mathbf{V}_{[t],new}})",
+        "d gamma_part1 = (dDiag(e)|_S + dDiag(e)|_O + dDiag(e)|_{gamma^C}) (.) e, e = exp gamma: "
+        "the exact gradients in e of the state update (exp gamma^C held), of the output, and in "
+        "exp gamma^C of the state update (on the last row)",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Step5Loss<S> L(g, t, i, c);
+            const Mat<S> e = exp_of(c.gamma);
+            const Mat<D> k = lift(c.k);
+            const D eC = lift(e)(c.n - 1, 0);
+            const Mat<S> from_S = gradient(e, [&](const Mat<D> &x) { return L.state(x, eC, k); });
+            const Mat<S> from_O = gradient(e, [&](const Mat<D> &x) { return L.output(x, k); });
+            Mat<S> from_C = Mat<S>::Zero(c.n, 1);
+            from_C(c.n - 1, 0) = gradient(Mat<S>(e.bottomRows(1)), [&](const Mat<D> &x) {
+              return L.state(lift(e), x(0, 0), k);
+            })(0, 0);
+            return Sides<S>{Mat<S>((from_S + from_O + from_C).cwiseProduct(e)),
+                            row_sum<S>(chunk_rows(t.qkw.dg, c))};
+          });
+        }));
+    c.gradient = true;
+    out.push_back(c);
+  }
   // Step 5: d gamma part 1; the last entry's "d gamma^C exp gamma^C" read two ways.
   {
     Claim c = claim(
@@ -569,6 +760,30 @@ template <class S> Step6<S> step6(const Gdn<S> &g, const Truth<S> &t, std::size_
 
 std::vector<Claim> step6_claims() {
   std::vector<Claim> out;
+  // Step 6: dK through W<, A held fixed (T, which the note does not define, read as A).
+  {
+    Claim c = claim(
+        "003.bwd.step6.dK_W", bwd_src("Step 6"),
+        R"(\left.\delta \mathbf{K}_{[t]}\right|_{\text{from } \overleftarrow{\mathbf{W}_{[t]}} \text{ w/o } \mathbf{T}_{[t]} } &= \text{Diag}(\exp \boldsymbol{\gamma}_{[t]}))",
+        "dK|_{W< w/o T} = Diag(exp gamma) Diag(beta) (A^T dW<): T read as A (flash-linear-"
+        "attention's name for the stored inverse), held fixed; the exact gradient of <dW<, W<> "
+        "in K",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Mat<D> A = lift(t.fwd.stages.A[i]), E = lift(Dg(c.gamma, true));
+            const Mat<D> B = lift(Db(c.beta)), dW = lift(chunk_rows(t.qkw.dw, c));
+            const Mat<S> truth =
+                gradient(c.k, [&](const Mat<D> &k) { return inner(dW, Mat<D>(A * E * B * k)); });
+            return Sides<S>{step6(g, t, i).dK_W, truth};
+          });
+        }));
+    c.gradient = true;
+    out.push_back(c);
+  }
   {
     Claim c = claim(
         "003.bwd.step6.dV", bwd_src("Step 6"),
@@ -583,6 +798,73 @@ std::vector<Claim> step6_claims() {
         }));
     c.gradient = true;
     out.push_back(c);
+  }
+  // Step 6: dA, the gradient of <dW<, W<> + <dU, U> in A (every entry a variable).
+  {
+    Claim c = claim(
+        "003.bwd.step6.dA", bwd_src("Step 6"),
+        R"(\delta \widetilde{\mathbf{A}}_{[t]} &= \delta \overleftarrow{\mathbf{W}_{[t]}} (\text{Diag}(\boldsymbol{\beta}_{[t]} \exp \boldsymbol{\gamma}_{[t]})\mathbf{K}_{[t]})^\top)",
+        "dA = dW< (Diag(beta exp gamma) K)^T + dU (Diag(beta) V)^T: the exact gradient of <dW<, "
+        "W<> + <dU, U> in A, W< = A Diag(exp gamma) Diag(beta) K, U = A Diag(beta) V",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Step6Loss<S> L(t, c);
+            const Mat<D> e = lift(exp_of(c.gamma));
+            const Mat<S> truth =
+                gradient(t.fwd.stages.A[i], [&](const Mat<D> &A) { return L.of(A, e); });
+            return Sides<S>{step6(g, t, i).dA, truth};
+          });
+        }));
+    c.gradient = true;
+    out.push_back(c);
+  }
+  // Step 6: dA_x, A_x (which the note does not define) read two ways, each line a claim.
+  {
+    const auto reading = [](bool gates_out, bool via_KK) {
+      return Reading{
+          gates_out ? "A_x = Diag(beta)(K K^T (.) M_-1), A0 with its gates taken out" : "A_x = A0",
+          gates_out ? "A0 = Diag(exp gamma) A_x Diag(exp gamma)^-1" : "A0 = A_x",
+          check_of([gates_out, via_KK](auto &d) {
+            using S = scalar_of<decltype(d)>;
+            using D = Dual<S>;
+            const Gdn<S> g = draw_gdn(d);
+            const Truth<S> t(g);
+            return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+              const Mat<S> truth = dAx_exact(t, i, c, gates_out);
+              if (!via_KK)
+                return Sides<S>{step6(g, t, i).dAx, truth};
+              // Diag(beta)^-1 d(K K^T)|_X: the gradient in G = K K^T through A0.
+              const Step6Loss<S> L(t, c);
+              const Mat<D> e = lift(exp_of(c.gamma));
+              const Mat<S> dG = gradient(Mat<S>(c.k * c.k.transpose()), [&](const Mat<D> &G) {
+                return L.of(Step6Loss<S>::inverse_of(L.A0_of(G, e, c.beta)), e);
+              });
+              return Sides<S>{Mat<S>(Dg(c.beta, false, -1) * dG), truth};
+            });
+          })};
+    };
+    Claim ax = claim(
+        "003.bwd.step6.dAx", bwd_src("Step 6"),
+        R"(\delta \widetilde{\mathbf{A_x}}_{[t]} &= - \text{Diag}(\exp \boldsymbol{\gamma}_{[t]}) \widetilde{\mathbf{A}}_{[t]}^\top \delta \widetilde{\mathbf{A}}_{[t]})",
+        "dA_x = -Diag(exp gamma) A^T dA A^T Diag(exp gamma)^-1 (.) M_-1, against the exact "
+        "gradient in A_x");
+    Claim kk = claim(
+        "003.bwd.step6.dAx_from_KKt", bwd_src("Step 6"),
+        R"(&= \text{Diag}(\boldsymbol{\beta}_{[t]})^{-1} \left.\delta (\mathbf{K}_{[t]} \mathbf{K}_{[t]}^\top)\right|_{\text{from } \widetilde{\mathbf{X}}_{[t]}})",
+        "dA_x = Diag(beta)^-1 d(K K^T)|_X: the exact gradient in G = K K^T through A0 = "
+        "Diag(beta)(Diag(exp gamma) G Diag(exp gamma)^-1 (.) M_-1), against the exact gradient "
+        "in A_x");
+    for (const bool gates_out : {true, false}) {
+      ax.readings.push_back(reading(gates_out, false));
+      kk.readings.push_back(reading(gates_out, true));
+    }
+    ax.gradient = kk.gradient = true;
+    out.push_back(ax);
+    out.push_back(kk);
   }
   {
     Claim c = claim(
@@ -625,6 +907,34 @@ std::vector<Claim> step6_claims() {
     c.gradient = true;
     if (corrected)
       c.correction_of = "003.bwd.step6.dbeta";
+    out.push_back(c);
+  }
+  // Step 6: d gamma part 2's first line, the paths' gradients in exp gamma.
+  {
+    Claim c = claim(
+        "003.bwd.step6.dgamma_part2_paths", bwd_src("Step 6"),
+        R"(\delta \boldsymbol{\gamma}_{[t],\text{part2}} &= \text{diag}\left( \left.\delta \text{Diag}(\exp \boldsymbol{\gamma}_{[t]})\right|_{\text{from } \mathbf{U}_{[t]})",
+        "d gamma_part2 = diag(dDiag(e)|_{U, W w/o A}) (.) e + diag(dDiag(e)|_A) (.) e, e = exp "
+        "gamma: the exact gradients in e of <dW<, W<> + <dU, U> with A held fixed and through A "
+        "= (I + A0)^-1 alone",
+        check_of([](auto &d) {
+          using S = scalar_of<decltype(d)>;
+          using D = Dual<S>;
+          const Gdn<S> g = draw_gdn(d);
+          const Truth<S> t(g);
+          return per_chunk(g, [&](std::size_t i, const Chunk<S> &c) {
+            const Step6Loss<S> L(t, c);
+            const Mat<S> e = exp_of(c.gamma);
+            const Mat<D> A = lift(t.fwd.stages.A[i]), G = lift(Mat<S>(c.k * c.k.transpose()));
+            const Mat<S> from_W = gradient(e, [&](const Mat<D> &x) { return L.of(A, x); });
+            const Mat<S> from_A = gradient(e, [&](const Mat<D> &x) {
+              return L.of(Step6Loss<S>::inverse_of(L.A0_of(G, x, c.beta)), lift(e));
+            });
+            return Sides<S>{Mat<S>((from_W + from_A).cwiseProduct(e)),
+                            row_sum<S>(chunk_rows(t.wy.dg, c))};
+          });
+        }));
+    c.gradient = true;
     out.push_back(c);
   }
   for (const bool corrected : {false, true}) {
