@@ -6,9 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -111,26 +109,6 @@ reports::Result result_of(const proofs::ClaimResult &cr, const ClaimsOptions &o,
   return r;
 }
 
-/// The coverage of each note by the whole registry (not only the claims a run decides).
-std::vector<proofs::NoteCoverage> note_coverage(const std::vector<proofs::Claim> &all,
-                                                const std::filesystem::path &seeds) {
-  std::vector<const proofs::Claim *> claims;
-  std::vector<std::string> files;
-  for (const proofs::Claim &c : all) {
-    claims.push_back(&c);
-    if (std::find(files.begin(), files.end(), c.source.file) == files.end())
-      files.push_back(c.source.file);
-  }
-  const std::vector<proofs::NoClaimNeeded> reasons = proofs::notes::no_claim_needed();
-  std::vector<proofs::NoteCoverage> out;
-  for (const std::string &f : files) {
-    std::ifstream in(seeds / f, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    out.push_back(proofs::coverage_of(f, text, claims, reasons));
-  }
-  return out;
-}
-
 int run_claims(const ClaimsOptions &o) {
   expect_writable("--out", o.out, true);
   if (!o.summary.empty())
@@ -150,10 +128,14 @@ int run_claims(const ClaimsOptions &o) {
     fmt::print(stderr, "ruleproof claims: no seed notes at {}: quotes not checked (--seeds)\n",
                o.seeds);
   std::vector<std::string> problems = proofs::registry_problems(every, all, o.seeds, have_notes);
+  std::vector<const proofs::Claim *> registry; // coverage is the whole registry's
+  for (const proofs::Claim &c : all)
+    registry.push_back(&c);
   const std::vector<proofs::NoteCoverage> coverage =
-      have_notes ? note_coverage(all, o.seeds) : std::vector<proofs::NoteCoverage>{};
-  for (const proofs::NoteCoverage &n : coverage)
-    problems.insert(problems.end(), n.problems.begin(), n.problems.end());
+      have_notes ? proofs::coverage_of_notes(registry, proofs::notes::no_claim_needed(), o.seeds)
+                 : std::vector<proofs::NoteCoverage>{};
+  for (const std::string &p : proofs::coverage_problems(coverage))
+    problems.push_back(p);
   fmt::print(stderr, "ruleproof claims: deciding {} claims on {} threads (seed {})\n",
              chosen.size(), o.threads, o.engine.seed);
   reports::Progress progress("ruleproof claims: decided", chosen.size(),

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <utility>
 
@@ -292,6 +294,34 @@ NoteCoverage coverage_of(const std::string &file, const std::string &note,
                            n.quote);
   }
   return c;
+}
+
+std::vector<NoteCoverage> coverage_of_notes(const std::vector<const Claim *> &claims,
+                                            const std::vector<NoClaimNeeded> &reasons,
+                                            const std::filesystem::path &seeds_dir) {
+  std::vector<std::string> files;
+  for (const Claim *c : claims)
+    if (std::find(files.begin(), files.end(), c->source.file) == files.end())
+      files.push_back(c->source.file);
+  std::vector<NoteCoverage> out;
+  for (const std::string &f : files) {
+    std::ifstream in(seeds_dir / f, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out.push_back(coverage_of(f, text, claims, reasons));
+  }
+  return out;
+}
+
+std::vector<std::string> coverage_problems(const std::vector<NoteCoverage> &notes) {
+  std::vector<std::string> out;
+  for (const NoteCoverage &n : notes) {
+    out.insert(out.end(), n.problems.begin(), n.problems.end());
+    for (std::size_t r : n.uncovered())
+      out.push_back(fmt::format("{} row {} (line {}) is neither covered by a claim nor given a "
+                                "reason: {}",
+                                n.file, r + 1, n.rows[r].line, excerpt(n.rows[r].text)));
+  }
+  return out;
 }
 
 std::string coverage_markdown(const std::vector<NoteCoverage> &notes) {

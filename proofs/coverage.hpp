@@ -11,6 +11,7 @@
 // (`notes::no_claim_needed`).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,15 @@ struct NoteCoverage {
 NoteCoverage coverage_of(const std::string &file, const std::string &note,
                          const std::vector<const Claim *> &claims,
                          const std::vector<NoClaimNeeded> &reasons);
+
+/// The coverage of every note the claims quote, each read from `seeds_dir`.
+std::vector<NoteCoverage> coverage_of_notes(const std::vector<const Claim *> &claims,
+                                            const std::vector<NoClaimNeeded> &reasons,
+                                            const std::filesystem::path &seeds_dir);
+
+/// Each note's problems, and a sentence for each row neither covered by a claim nor given a
+/// reason: registry problems, as a quote not found is.
+std::vector<std::string> coverage_problems(const std::vector<NoteCoverage> &notes);
 
 /// The coverage tables of claims.md: per note, a count, then one line per row: its number,
 /// line, an excerpt, and the claims covering it or the reason it needs none.

@@ -69,6 +69,35 @@ std::vector<Claim> linear_attention() {
         }
         return Sides<S>{o, normalised_reference(x)};
       })));
+  // S_t in R^{d x d}, z_t in R^{d x 1}: the shapes of the reference's state [S | z], the
+  // note's d the width of q, k and v; the note never gives W_V's width.
+  {
+    const std::string statement =
+        "S_t in R^{d x d}, z_t in R^{d x 1}, d the width of the keys: the reference's state "
+        "[S | z] of normalised linear attention has d rows, d columns of S and one of z";
+    Claim c = claim(
+        "002.linear_attn.state_shapes", {seed_002, "Linear attention / Recurrent form", ""},
+        R"(&\boldsymbol{S}_t \in \mathbb{R}^{d \times d}, \boldsymbol{z}_t \in \mathbb{R}^{d \times 1})",
+        statement + "; the width of v is not stated");
+    for (const bool square : {true, false})
+      c.readings.push_back(
+          {square ? "v of width d (W_V square)" : "v of another width (W_V d x d_v, d_v != d)",
+           statement, check_of([square](auto &d) {
+             using S = scalar_of<decltype(d)>;
+             const auto K = static_cast<Eigen::Index>(d.sizes.K);
+             Head<S> x = draw_head(d, 0);
+             x.q = d.positives(d.sizes.T, d.sizes.K), x.k = d.positives(d.sizes.T, d.sizes.K);
+             x.v = d.values(d.sizes.T, static_cast<std::size_t>(square ? K : K + 1));
+             const linear_attn::Variant var{true, linear_attn::FeatureMap::identity};
+             x.h0 = Mat<S>::Zero(x.k.cols(), x.v.cols() + 1); // the state [S | z]
+             const Mat<S> state = gla::recurrent_head(linear_attn::as_gla(x, var), S(1)).ht;
+             Mat<S> shapes(1, 4), written(1, 4);
+             shapes << S(int(state.rows())), S(int(state.cols() - 1)), S(int(state.rows())), S(1);
+             written << S(int(K)), S(int(K)), S(int(K)), S(1);
+             return Sides<S>{shapes, written};
+           })});
+    out.push_back(c);
+  }
   out.push_back(claim(
       "002.linear_attn.simplification", {seed_002, "Linear attention / Simplification", ""},
       R"(\boldsymbol{S}_t = \boldsymbol{S}_{t-1} + \boldsymbol{k}_t^\top \boldsymbol{v}_t, \quad \boldsymbol{o}_t = \boldsymbol{q}_t \boldsymbol{S}_t)",
@@ -371,6 +400,44 @@ std::vector<Claim> multi_head_layer() {
         r_logits.rowwise() += a.b_r.transpose();
         const Mat<S> y = swish_of(r_logits).cwiseProduct(concat) * a.W_o;
         return Sides<S>{y, gla::batch_rows(st.y, 0)};
+      })));
+  // o^h_t = q^h_t S^h_t in R^{1 x d'_v}: each head's readout of its state, the state by the
+  // head's recurrence, against the layer core's output of that head.
+  out.push_back(claim(
+      "002.layer.head_output", src,
+      R"(\boldsymbol{o}^h_t &= \boldsymbol{q}^h_t \boldsymbol{S}^h_t \in \mathbb{R}^{1 \times d'_v})",
+      "o^h_t = q^h_t S^h_t, a 1 x d'_v row, S^h_t the head's state after t (the reference's "
+      "recurrence run to t), against the layer core's output of head h",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const LayerDraw<S> l = draw_layer(d);
+        const gla::LayerStages<S> st = gla::layer_stages(l.x, l.p.attn, l.opts.layer);
+        const Inputs<S> &in = st.core_in;
+        const std::size_t T = in.q.dim(1), H = in.q.dim(2), K = in.q.dim(3), V = in.v.dim(3);
+        Mat<S> lhs(T, H * V), rhs(T, H * V);
+        for (std::size_t h = 0; h < H; ++h) {
+          Head<S> x;
+          x.q = Mat<S>(T, K), x.k = Mat<S>(T, K), x.g = Mat<S>(T, K), x.v = Mat<S>(T, V);
+          for (std::size_t t = 0; t < T; ++t) {
+            for (std::size_t i = 0; i < K; ++i)
+              x.q(t, i) = in.q(0, t, h, i), x.k(t, i) = in.k(0, t, h, i),
+                     x.g(t, i) = in.g(0, t, h, i);
+            for (std::size_t j = 0; j < V; ++j)
+              x.v(t, j) = in.v(0, t, h, j), rhs(t, h * V + j) = st.core.o(0, t, h, j);
+          }
+          x.h0 = Mat<S>::Zero(K, V);
+          for (std::size_t t = 0; t < T; ++t) {
+            const auto n = static_cast<Eigen::Index>(t + 1);
+            Head<S> prefix = x;
+            prefix.q = x.q.topRows(n), prefix.k = x.k.topRows(n), prefix.g = x.g.topRows(n);
+            prefix.v = x.v.topRows(n);
+            const Mat<S> state = gla::recurrent_head(prefix, S(1)).ht; // S^h_t, K' x V'
+            const Mat<S> o = x.q.row(static_cast<Eigen::Index>(t)) * state;
+            for (std::size_t j = 0; j < V; ++j)
+              lhs(t, h * V + j) = o(0, static_cast<Eigen::Index>(j));
+          }
+        }
+        return Sides<S>{lhs, rhs};
       })));
   // o'_t = concat(LN(o^1_t), ..., LN(o^H_t)): each head's output normalised, against the
   // layer's stage.
