@@ -1674,12 +1674,81 @@ std::vector<Claim> remaining_rows() {
 
 } // namespace
 
+// ---- Figures stated in words: state sizes, parameter overhead ----
+
+/// The shape of the model the experiments use, "similar to the 124M-parameter GPT-2
+/// architecture": GPT-2 small's 12 layers of 12 heads, width 768 (heads of d = 64), and its
+/// 124,439,808 parameters (Radford et al. 2019, the released checkpoint).
+constexpr std::uint64_t gpt2_layers = 12, gpt2_heads = 12, gpt2_width = 768, gpt2_head_dim = 64;
+constexpr std::uint64_t gpt2_parameters = 124439808;
+
+/// The recurrent state of every head of every layer, in bytes: S (d x D) and, if
+/// `with_Z`, Z (1 x D), D = C(d + p - 1, p), `bytes` a number.
+std::uint64_t state_bytes(int p, bool with_Z, std::uint64_t bytes) {
+  const auto D = static_cast<std::uint64_t>(sympow::embedding_dim(gpt2_head_dim, p));
+  return gpt2_layers * gpt2_heads * (gpt2_head_dim + (with_Z ? 1 : 0)) * D * bytes;
+}
+
+/// x rounded to the nearest integer, as the engine's scalar.
+template <class S> S rounded(long double x) { return S(static_cast<int>(std::llround(x))); }
+
+std::vector<Claim> figures() {
+  std::vector<Claim> out;
+  {
+    const std::string statement =
+        "the recurrent state of all 12 x 12 heads (d = 64) is 39 MB at p = 2 and 14 GB at p = "
+        "4, to the units written: 12 x 12 x (d + 1) x D numbers, D = C(d + p - 1, p)";
+    Claim c = claim("004.state_sizes",
+                    {seed_004, "4.1 Are Sympow Transformers Robust to Context Scaling?", ""},
+                    R"(results in a smaller recurrent state size (39393939 MB) than when using)",
+                    statement + "; which state and which number format are not said");
+    struct Reading_ {
+      const char *name;
+      bool with_Z;
+      std::uint64_t bytes;
+    };
+    for (const Reading_ r : {Reading_{"S and Z, 2 bytes a number (bf16)", true, 2},
+                             Reading_{"S alone, 2 bytes a number (bf16)", false, 2},
+                             Reading_{"S and Z, 4 bytes a number (fp32)", true, 4}})
+      c.readings.push_back({r.name,
+                            std::string("12 x 12 x ") + (r.with_Z ? "(d + 1)" : "d") +
+                                " x D numbers of " + std::to_string(r.bytes) +
+                                " bytes: 39 MB at p = 2, 14 GB at p = 4",
+                            check_of([r](auto &d) {
+                              using S = scalar_of<decltype(d)>;
+                              Mat<S> sizes(1, 2), written(1, 2);
+                              sizes << rounded<S>(state_bytes(2, r.with_Z, r.bytes) / 1e6L),
+                                  rounded<S>(state_bytes(4, r.with_Z, r.bytes) / 1e9L);
+                              written << S(39), S(14);
+                              return Sides<S>{sizes, written};
+                            })});
+    out.push_back(c);
+  }
+  out.push_back(claim(
+      "004.parameter_overhead",
+      {seed_004, "A.4 Compute Overhead of Data-Dependent Gating and Data-Dependent Rotary", ""},
+      R"(Adding data-dependent gating increases the total parameter count by 0.09%)",
+      "one W_gamma in R^768 a head (12 x 12 heads) is 0.09% of GPT-2 small's 124,439,808 "
+      "parameters, and W_gamma with W_beta 0.18%, to the hundredth of a percent written",
+      check_of([](auto &d) {
+        using S = scalar_of<decltype(d)>;
+        const long double added = gpt2_layers * gpt2_heads * gpt2_width; // one vector a head
+        Mat<S> percent(1, 2), written(1, 2);
+        percent << rounded<S>(1e4L * added / gpt2_parameters),
+            rounded<S>(1e4L * 2 * added / gpt2_parameters); // in hundredths of a percent
+        written << S(9), S(18);
+        return Sides<S>{percent, written};
+      })));
+  return out;
+}
+
 std::vector<Claim> seed_004_claims() {
   std::vector<Claim> out;
-  for (auto section : {background, rotary, conformal, gating, learned_rates, conformal_sympow,
-                       alibi, rotations, proof_of_proposition1, proof_of_proposition2,
-                       proof_of_proposition3, proof_lines_of_proposition1,
-                       proof_lines_of_proposition2, proof_lines_of_rotation_power, remaining_rows})
+  for (auto section :
+       {background, rotary, conformal, gating, learned_rates, conformal_sympow, alibi, rotations,
+        proof_of_proposition1, proof_of_proposition2, proof_of_proposition3,
+        proof_lines_of_proposition1, proof_lines_of_proposition2, proof_lines_of_rotation_power,
+        remaining_rows, figures})
     for (Claim &c : section())
       out.push_back(std::move(c));
   return out;
