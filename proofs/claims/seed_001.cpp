@@ -468,62 +468,48 @@ std::vector<Claim> wc_matrix_claims() {
           return Sides<S>{w_recursion(c.A, c.B, c.Gamma), c.W};
         });
       })));
+  // The matrix forms of w and c: each first as a triangular system (the reference's W or C on
+  // both sides), then, after "=>", solved.
+  const auto wc_line = [](bool is_W, bool solved) {
+    return check_of([is_W, solved](auto &d) {
+      using S = scalar_of<decltype(d)>;
+      const Dplr<S> p = draw_dplr(d);
+      const Truth<S> t(p);
+      return per_chunk(p, t, [&](const Chunk<S> &c) {
+        const Mat<S> B_left = c.left(c.B);
+        const Mat<S> BA = scores(B_left, c.right(c.A), c.M_1);
+        const Mat<S> BK = scores(B_left, c.right(c.K), c.M_1);
+        const Mat<S> solve = inverse(Mat<S>(c.I() + BA));
+        if (is_W)
+          return Sides<S>{solved ? Mat<S>(solve * B_left) : Mat<S>(B_left - BA * c.W), c.W};
+        return Sides<S>{solved ? Mat<S>(-solve * BK * c.V) : Mat<S>(-BK * c.V - BA * c.C), c.C};
+      });
+    });
+  };
   out.push_back(claim(
       "001.fwd.W", forward_src,
       R"(\Rightarrow \mathbf{W}_{[t]} &= \overleftarrow{\mathbf{B}_{[t]}} - \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \mathbf{W}_{[t]})",
-      "W = B<- - (B<- A->^T . M_-1) W, B<- = B . Gamma, with the reference's w on both sides",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Dplr<S> p = draw_dplr(d);
-        const Truth<S> t(p);
-        return per_chunk(p, t, [&](const Chunk<S> &c) {
-          const Mat<S> B_left = c.left(c.B), BA = scores(B_left, c.right(c.A), c.M_1);
-          return Sides<S>{B_left - BA * c.W, c.W};
-        });
-      })));
+      "W = B<- - (B<- A->^T . M_-1) W, B<- = B . Gamma, with the reference's w on "
+      "both sides",
+      wc_line(true, false)));
   out.push_back(claim(
       "001.fwd.W_inverse", forward_src,
       R"(\Rightarrow \mathbf{W}_{[t]} &= \left( \mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",
-      "W = (I + (B<- A->^T . M_-1))^-1 B<-, B<- = B . Gamma, against the reference's w",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Dplr<S> p = draw_dplr(d);
-        const Truth<S> t(p);
-        return per_chunk(p, t, [&](const Chunk<S> &c) {
-          const Mat<S> B_left = c.left(c.B), BA = scores(B_left, c.right(c.A), c.M_1);
-          return Sides<S>{inverse(Mat<S>(c.I() + BA)) * B_left, c.W};
-        });
-      })));
+      "W = (I + (B<- A->^T . M_-1))^-1 B<-, B<- = B . Gamma, against the "
+      "reference's w",
+      wc_line(true, true)));
   out.push_back(claim(
       "001.fwd.C", forward_src,
       R"(\mathbf{C}_{[t]} &= - \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{K}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \mathbf{V}_{[t]} - \left()",
-      "C = -(B<- K->^T . M_-1) V - (B<- A->^T . M_-1) C, with the reference's c on both sides",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Dplr<S> p = draw_dplr(d);
-        const Truth<S> t(p);
-        return per_chunk(p, t, [&](const Chunk<S> &c) {
-          const Mat<S> B_left = c.left(c.B);
-          const Mat<S> BA = scores(B_left, c.right(c.A), c.M_1);
-          const Mat<S> BK = scores(B_left, c.right(c.K), c.M_1);
-          return Sides<S>{Mat<S>(-BK * c.V - BA * c.C), c.C};
-        });
-      })));
+      "C = -(B<- K->^T . M_-1) V - (B<- A->^T . M_-1) C, with the reference's c on "
+      "both sides",
+      wc_line(false, false)));
   out.push_back(claim(
       "001.fwd.C_inverse", forward_src,
       R"(\Rightarrow \mathbf{C}_{[t]} &= - \left( \mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",
-      "C = -(I + (B<- A->^T . M_-1))^-1 (B<- K->^T . M_-1) V, against the reference's c",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const Dplr<S> p = draw_dplr(d);
-        const Truth<S> t(p);
-        return per_chunk(p, t, [&](const Chunk<S> &c) {
-          const Mat<S> B_left = c.left(c.B);
-          const Mat<S> BA = scores(B_left, c.right(c.A), c.M_1);
-          const Mat<S> BK = scores(B_left, c.right(c.K), c.M_1);
-          return Sides<S>{Mat<S>(-inverse(Mat<S>(c.I() + BA)) * BK * c.V), c.C};
-        });
-      })));
+      "C = -(I + (B<- A->^T . M_-1))^-1 (B<- K->^T . M_-1) V, against the "
+      "reference's c",
+      wc_line(false, true)));
   out.push_back(claim(
       "001.fwd.E", forward_src,
       R"(\mathbf{E}_{[t]} = \left(\mathbf{I} + \left( \overleftarrow{\mathbf{B}_{[t]}} \overrightarrow{\mathbf{A}_{[t]}}^\top \odot \mathbf{M}_{-1} \right) \right)^{-1})",

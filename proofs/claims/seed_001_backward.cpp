@@ -608,37 +608,33 @@ std::vector<Claim> kda_claims() {
                              {c.C, c.C});
         });
       })));
-  out.push_back(
-      claim("001.kda.U", kda_src, R"(\mathbf{U}_{[t]} &:= \mathbf{V}_{[t]} + \mathbf{C}_{[t]})",
-            "U_[t] := V + C = (I - E Diag(beta)(K<- K->^T . M_-1)) V (E kda's A, C the "
-            "reference's), each form against kda's u",
-            check_of([](auto &d) {
-              using S = scalar_of<decltype(d)>;
-              const KdaCase<S> r = draw_kda(d);
-              const Truth<S> t(r.p);
-              return per_chunk(r.p, t, [&](const Chunk<S> &c) {
-                const Mat<S> &E = r.st.A[c.index];
-                const Mat<S> N = r.beta(c) * scores(c.left(c.K), c.right(c.K), c.M_1);
-                const Mat<S> u = r.st.u.middleRows(c.s, c.n);
-                return sides_of<S>({Mat<S>(c.V + c.C), Mat<S>((c.I() - E * N) * c.V)}, {u, u});
-              });
-            })));
+  // U = V + C, line by line: each form against kda's u (E kda's A, C the reference's).
+  const auto u_forms = [](bool second_line) {
+    return check_of([second_line](auto &d) {
+      using S = scalar_of<decltype(d)>;
+      const KdaCase<S> r = draw_kda(d);
+      const Truth<S> t(r.p);
+      return per_chunk(r.p, t, [&](const Chunk<S> &c) {
+        const Mat<S> &E = r.st.A[c.index];
+        const Mat<S> N = r.beta(c) * scores(c.left(c.K), c.right(c.K), c.M_1);
+        const Mat<S> u = r.st.u.middleRows(c.s, c.n);
+        if (second_line)
+          return sides_of<S>({Mat<S>(E * (inverse(E) - N) * c.V), Mat<S>(E * c.V)}, {u, u});
+        return sides_of<S>({Mat<S>(c.V + c.C), Mat<S>((c.I() - E * N) * c.V)}, {u, u});
+      });
+    });
+  };
+  out.push_back(claim("001.kda.U", kda_src,
+                      R"(\mathbf{U}_{[t]} &:= \mathbf{V}_{[t]} + \mathbf{C}_{[t]})",
+                      "U_[t] := V + C = (I - E Diag(beta)(K<- K->^T . M_-1)) V (E kda's A, C the "
+                      "reference's), each form against kda's u",
+                      u_forms(false)));
   out.push_back(claim(
       "001.kda.U_EV", kda_src,
       R"(&= \mathbf{E}_{[t]} \left( \mathbf{E}_{[t]}^{-1} - \text{Diag}(\boldsymbol{\beta}_{[t]}))",
       "U_[t] = E (E^-1 - Diag(beta)(K<- K->^T . M_-1)) V = E V (E kda's A), each form against "
       "kda's u",
-      check_of([](auto &d) {
-        using S = scalar_of<decltype(d)>;
-        const KdaCase<S> r = draw_kda(d);
-        const Truth<S> t(r.p);
-        return per_chunk(r.p, t, [&](const Chunk<S> &c) {
-          const Mat<S> &E = r.st.A[c.index];
-          const Mat<S> N = r.beta(c) * scores(c.left(c.K), c.right(c.K), c.M_1);
-          const Mat<S> u = r.st.u.middleRows(c.s, c.n);
-          return sides_of<S>({Mat<S>(E * (inverse(E) - N) * c.V), Mat<S>(E * c.V)}, {u, u});
-        });
-      })));
+      u_forms(true)));
   out.push_back(claim(
       "001.kda.V_new", kda_src,
       R"(\mathbf{V}_{[t],new} &:= \mathbf{V}_{[t],1} + \mathbf{V}_{[t],2})",
