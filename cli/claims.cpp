@@ -156,8 +156,10 @@ int run_claims(const ClaimsOptions &o) {
   run.details = {{"points", o.engine.points},
                  {"mpfr_digits", o.engine.mpfr_digits},
                  {"registry_problems", problems}};
-  reports::write_file_atomically(out / "claims.md", proofs::to_markdown(results, o.engine) +
-                                                        proofs::coverage_markdown(coverage));
+  reports::write_file_atomically(
+      out / "claims.md",
+      proofs::to_markdown(results, o.engine) +
+          (have_notes ? proofs::coverage_markdown(coverage) : proofs::coverage_not_computed));
   write_report(run, (out / "claims.json").string(), o.summary);
   fmt::print("wrote {} and {}\n", (out / "claims.json").string(), (out / "claims.md").string());
   const bool sound =

@@ -64,6 +64,10 @@ std::vector<NoteCoverage> coverage_of_notes(const std::vector<const Claim *> &cl
 /// reason: registry problems, as a quote not found is.
 std::vector<std::string> coverage_problems(const std::vector<NoteCoverage> &notes);
 
+/// What claims.md says in place of the coverage tables where the notes are not found.
+inline const std::string coverage_not_computed =
+    "\n## Coverage of the notes\n\nNot computed: the seed notes were not found (--seeds).\n";
+
 /// The coverage tables of claims.md: per note, a count, then one line per row: its number,
 /// line, an excerpt, and the claims covering it or the reason it needs none.
 std::string coverage_markdown(const std::vector<NoteCoverage> &notes);
