@@ -318,6 +318,14 @@ nlohmann::json certification_json(const Certification &c) {
   return j;
 }
 
+/// How many of a kernel tensor's elements are NaN, and how many infinite.
+std::pair<std::size_t, std::size_t> non_finite_counts(const Tensor<float> &t) {
+  std::size_t nan = 0, inf = 0;
+  for (std::size_t e = 0; e < t.size(); ++e)
+    nan += std::isnan(t[e]) ? 1 : 0, inf += std::isinf(t[e]) ? 1 : 0;
+  return {nan, inf};
+}
+
 int check_dump(const CheckDumpArgs &a) {
   const auto started = std::chrono::steady_clock::now();
   expect_report_writable(a.out, a.summary);
@@ -399,7 +407,11 @@ int check_dump(const CheckDumpArgs &a) {
     if (t != tensors.end())
       r.where = reports::where_in(v.output, reports::unravel(v.worst_index, t->second->shape()),
                                   v.summary());
+    const auto [nan, inf] = t == tensors.end() ? std::pair<std::size_t, std::size_t>{0, 0}
+                                               : non_finite_counts(*t->second);
     r.details = {{"elements", v.elements},
+                 {"nan", nan},
+                 {"inf", inf},
                  {"twin_error", v.twin_error},
                  {"floor", v.floor},
                  {"roundoff", v.roundoff},
@@ -456,6 +468,52 @@ void add_check_dump_command(CLI::App &app, int &status) {
       ->capture_default_str();
   add_summary_option(cmd, args->summary);
   cmd->callback([args, &status] { status = check_dump(*args); });
+}
+
+namespace {
+
+/// The shape a rule's log-gate has in a call, flash-linear-attention's layout.
+std::string gate_shape(KernelRule rule) {
+  switch (gate_of(rule)) {
+  case GateKind::scalar: return "[B, T, H]";
+  case GateKind::key: return "[B, T, H, K]";
+  case GateKind::value: return "[B, T, H, V]";
+  case GateKind::none: break;
+  }
+  return "none";
+}
+
+int list_rules(bool json) {
+  nlohmann::json rules = nlohmann::json::array();
+  if (!json)
+    fmt::print("{:<18} {:<5} {:<14} {:<5} {}\n", "rule", "gate", "gate shape", "beta", "a, b");
+  for (const KernelRule r : gpu::all_kernel_rules) {
+    const std::string name(name_of(r));
+    if (json)
+      rules.push_back({{"name", name},
+                       {"gate", gate_tensor(r)},
+                       {"gate_shape", gate_shape(r)},
+                       {"beta", has_beta(r)},
+                       {"a_b", has_ab(r)}});
+    else
+      fmt::print("{:<18} {:<5} {:<14} {:<5} {}\n", name, gate_tensor(r), gate_shape(r),
+                 has_beta(r) ? "yes" : "no", has_ab(r) ? "yes" : "no");
+  }
+  if (json)
+    fmt::print("{}\n", nlohmann::json{{"rules", rules}}.dump(1));
+  return ok;
+}
+
+} // namespace
+
+void add_rules_command(CLI::App &app, int &status) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App *cmd = app.add_subcommand(
+      "rules", "List the rules check-dump judges and the tensors each call takes: q, k [B, T, H, "
+               "K], v [B, T, H, V], the log-gate (its name and shape), beta [B, T, H] and a, b "
+               "[B, T, H, K] where the rule takes them");
+  cmd->add_flag("--json", *json, "Print them as JSON (what the Python package reads)");
+  cmd->callback([json, &status] { status = list_rules(*json); });
 }
 
 } // namespace ruleproof::cli

@@ -86,4 +86,9 @@ std::vector<gpu::check::Verdict> judge_dump(gpu::KernelRule rule, gpu::Policy po
 
 void add_check_dump_command(CLI::App &app, int &status);
 
+/// `ruleproof rules [--json]`: the rules check-dump judges and the tensors each call takes
+/// (the gate's name and shape, beta, a and b), from the registry's table: what the Python
+/// package (python/ruleproof) draws its inputs by.
+void add_rules_command(CLI::App &app, int &status);
+
 } // namespace ruleproof::cli

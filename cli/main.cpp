@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   add_gpu_check_command(app, status);
   add_claims_command(app, status);
   add_check_dump_command(app, status);
+  add_rules_command(app, status);
   add_gate_command(app, status);
   add_merge_command(app, status);
   add_html_command(app, status);

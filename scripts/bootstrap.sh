@@ -25,7 +25,8 @@ done
 
 packages=(build-essential cmake libeigen3-dev libboost-dev libmpfr-dev libgmp-dev catch2
           librapidcheck-dev nlohmann-json3-dev libcli11-dev libfmt-dev chromium ninja-build)
-$tests && packages+=(clang libclang-rt-14-dev) # the fuzz and sanitizer builds
+$tests && packages+=(clang libclang-rt-14-dev    # the fuzz and sanitizer builds
+                     python3-torch python3-pytest) # the Python package's tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -29,58 +29,15 @@ import time
 import traceback
 
 import torch
-import torch.nn.functional as F
 
-from safetensors_io import read_safetensors, write_safetensors
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from ruleproof.recipes import fla_inputs  # noqa: E402 (the package beside this script)
+from ruleproof.recurrence import recurrence  # noqa: E402
+from ruleproof.safetensors import read_safetensors, write_safetensors  # noqa: E402
 
 RULES = ("simple_gla", "gla", "gated_delta_rule", "kda", "dplr_fla", "gated_oja")
 GATE_NAME = {"dplr_fla": "gk", "gated_oja": "gv"}  # flash-linear-attention's argument names
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-# --- the rules, step by step, in float64 (the independent judge) -------------------------------
-
-def step(rule, S, x):
-    """One step of the recurrence on states S [N?, H, K, V]; x holds one row of each input."""
-    if rule == "simple_gla":
-        return S * x["g"].exp()[..., None, None] + x["k"][..., :, None] * x["v"][..., None, :]
-    if rule == "gla":
-        return S * x["g"].exp()[..., :, None] + x["k"][..., :, None] * x["v"][..., None, :]
-    if rule in ("gated_delta_rule", "kda"):
-        decay = x["g"].exp()[..., None, None] if rule == "gated_delta_rule" else \
-            x["g"].exp()[..., :, None]
-        X = S * decay  # S_t = X + beta k (v - X^T k)^T, X the decayed state
-        r = x["v"] - torch.einsum("hkv,hk->hv", X, x["k"])
-        return X + x["beta"][..., None, None] * x["k"][..., :, None] * r[..., None, :]
-    if rule == "dplr_fla":  # S_t = exp(gk) . S + b (a^T S) + k v^T
-        aS = torch.einsum("hk,hkv->hv", x["a"], S)
-        return (S * x["gk"].exp()[..., :, None] + x["b"][..., :, None] * aS[..., None, :]
-                + x["k"][..., :, None] * x["v"][..., None, :])
-    if rule == "gated_oja":  # X = S Diag(exp(gv)), S_t = X + beta (k - X v) v^T
-        X = S * x["gv"].exp()[..., None, :]
-        r = x["k"] - torch.einsum("hkv,hv->hk", X, x["v"])
-        return X + x["beta"][..., None, None] * r[..., :, None] * x["v"][..., None, :]
-    raise ValueError(rule)
-
-
-def recurrence(rule, inputs, scale, h0, cu_seqlens):
-    """o [B, T, H, V] and the final states [N, H, K, V], one step at a time."""
-    q = inputs["q"]
-    B, T, H, K = q.shape
-    V = inputs["v"].shape[-1]
-    bounds = [(b, 0, T) for b in range(B)] if cu_seqlens is None else \
-        [(0, int(cu_seqlens[n]), int(cu_seqlens[n + 1])) for n in range(len(cu_seqlens) - 1)]
-    rows, finals = [], []
-    for n, (b, bos, eos) in enumerate(bounds):
-        S = h0[n] if h0 is not None else q.new_zeros(H, K, V)
-        for t in range(bos, eos):
-            S = step(rule, S, {name: x[b, t] for name, x in inputs.items()})
-            rows.append((b, t, torch.einsum("hkv,hk->hv", S, scale * q[b, t])))
-        finals.append(S)
-    o = [[None] * T for _ in range(B)]
-    for b, t, row in rows:
-        o[b][t] = row
-    return torch.stack([torch.stack(r) for r in o]), torch.stack(finals)
 
 
 def judge_dump(path):
@@ -121,57 +78,16 @@ def draw(case, device):
     """Inputs as tests/ops/test_<rule>.py draws them (test_gla, test_simple_gla, test_gdn,
     test_kda, test_dplr_delta, test_oja at bc3b101), with h0 and dht always drawn."""
     g = torch.Generator(device="cpu").manual_seed(case["seed"])
-    rand = lambda *s, dtype=torch.float32: torch.rand(*s, generator=g).to(dtype)
     randn = lambda *s, dtype=torch.float32: torch.randn(*s, generator=g).to(dtype)
     rule, dt = case["rule"], DTYPES[case["dtype"]]
     B, T, H, K, V = case["B"], case["T"], case["H"], case["K"], case["V"]
     N = B if case.get("cu_seqlens") is None else len(case["cu_seqlens"]) - 1
-    norm, mask_p = case["normalizer"], case.get("mask_p", 0.0)
-    x = {}
-    if rule == "simple_gla":
-        x["q"], x["k"], x["v"] = randn(B, T, H, K, dtype=dt), randn(B, T, H, K, dtype=dt), \
-            randn(B, T, H, V, dtype=dt)
-        x["g"] = F.logsigmoid(randn(B, T, H)) / norm
-        h0 = rand(N, H, K, V)
-    elif rule == "gla":
-        x["q"], x["k"], x["v"] = rand(B, T, H, K, dtype=dt), rand(B, T, H, K, dtype=dt), \
-            rand(B, T, H, V, dtype=dt)
-        x["g"] = (F.logsigmoid(rand(B, T, H, K, dtype=dt).float()) / norm).to(dt)
-        h0 = rand(N, H, K, V)
-    elif rule in ("gated_delta_rule", "kda"):
-        x["q"] = F.normalize(rand(B, T, H, K, dtype=dt).float(), p=2, dim=-1).to(dt)
-        x["k"] = F.normalize(rand(B, T, H, K, dtype=dt).float(), p=2, dim=-1).to(dt)
-        x["v"] = rand(B, T, H, V, dtype=dt)
-        shape = (B, T, H) if rule == "gated_delta_rule" else (B, T, H, K)
-        gate = rand(*shape) if rule == "gated_delta_rule" else randn(*shape)
-        gate = F.logsigmoid(gate) / norm
-        x["g"] = gate * (rand(*shape) > mask_p)
-        x["beta"] = rand(B, T, H).sigmoid() if rule == "gated_delta_rule" else \
-            randn(B, T, H, dtype=dt).float().sigmoid().to(dt)
-        h0 = randn(N, H, K, V)
-    elif rule == "dplr_fla":
-        x["q"], x["k"], x["v"] = randn(B, T, H, K, dtype=dt), randn(B, T, H, K, dtype=dt), \
-            randn(B, T, H, V, dtype=dt)
-        x["a"] = F.normalize(rand(B, T, H, K, dtype=dt).float(), p=2, dim=-1).to(dt)
-        x["b"] = -x["a"]
-        gk = F.logsigmoid(randn(B, T, H, K)) / norm
-        gk = gk * (rand(B, T, H, K) > mask_p)
-        if case.get("safe_gate"):
-            gk = gk.clamp(case.get("lower_bound", -5.0), 0)
-        if case.get("head_gates"):  # each head its own strength, the first rows of head 0 -5
-            gk = gk * torch.tensor(case["head_gates"]).view(1, 1, H, 1)
-            gk[:, : min(8, T), 0, :] = -5.0
-        x["gk"] = gk
-        h0 = randn(N, H, K, V)
-    elif rule == "gated_oja":
-        x["q"], x["k"] = rand(B, T, H, K, dtype=dt), rand(B, T, H, K, dtype=dt)
-        x["v"] = F.normalize(rand(B, T, H, V), p=2, dim=-1).to(dt)
-        x["beta"] = rand(B, T, H).sigmoid()
-        gv = F.logsigmoid(rand(B, T, H, V)) / norm
-        x["gv"] = gv * (rand(B, T, H, V) > mask_p)
-        h0 = randn(N, H, K, V)
-    else:
-        raise ValueError(rule)
+    x, h0 = fla_inputs(rule, g, B, T, H, K, V, N, dt, case["normalizer"], case.get("mask_p", 0.0))
+    if rule == "dplr_fla" and case.get("safe_gate"):
+        x["gk"] = x["gk"].clamp(case.get("lower_bound", -5.0), 0)
+    if rule == "dplr_fla" and case.get("head_gates"):  # each head its own strength, the first
+        x["gk"] = x["gk"] * torch.tensor(case["head_gates"]).view(1, 1, H, 1)  # rows of head 0 -5
+        x["gk"][:, : min(8, T), 0, :] = -5.0
     do = randn(B, T, H, V, dtype=dt)
     dht = randn(N, H, K, V)
     if not case.get("states", True):  # no initial state, no gradient of the final state
