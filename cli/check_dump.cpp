@@ -440,7 +440,7 @@ void add_check_dump_command(CLI::App &app, int &status) {
                   "The dump: q, k, v, g (dplr: gk, gated_oja: gv), beta, a, b, initial_state, "
                   "cu_seqlens, o, final_state; for the backward also do, dht, dq, dk, dv, dg (dgk, "
                   "dgv), dbeta, da, db, dh0; metadata scale, chunk_size (default 64) "
-                  "(tools/dump_kernel.py writes one)")
+                  "(ruleproof.dump of the Python package in python/ writes one)")
       ->required();
   cmd->add_option("--rule", args->rule,
                   "simple_gla, gla, gated_delta_rule, kda, dplr_fla or gated_oja")

@@ -2,7 +2,8 @@
 # Installs the Debian packages ruleproof needs (only those missing), then configures and
 # builds the ruleproof command into build/ (with Ninja, where a build folder is new; one made
 # before keeps its generator). Safe to run again: each step does nothing when already done.
-# --tests: the whole main build, every test program with it.
+# --tests: the whole main build, every test program with it, and python3-torch and
+# python3-pytest for the Python package's tests (python/tests).
 # --cuda: the CUDA kernels even where no GPU is found.
 # The CUDA kernels (gpu/*.cu, sm_90) are built where nvcc exists and a GPU is found (nvidia-smi
 # lists one), for the tests (--tests: every kernel must compile), or with --cuda; a new build

@@ -44,7 +44,8 @@ def judge_dump(path):
     """The float64 judgment of one dump on its own inputs: what run_case records."""
     t, meta = read_safetensors(path)
     name = os.path.basename(path)
-    rule = next(r for r in sorted(RULES, key=len, reverse=True) if name.startswith(r + "_"))
+    rule = meta.get("rule") or \
+        next(r for r in sorted(RULES, key=len, reverse=True) if name.startswith(r + "_"))
     gate = GATE_NAME.get(rule, "g")
     x = {n: t[n].double().requires_grad_(True)
          for n in ("q", "k", "v", gate, "beta", "a", "b") if n in t}
@@ -267,7 +268,10 @@ def main():
         report = {"judge": "tools/fla_dumps.py --judge: the recurrence step by step in float64, "
                   "autograd", "torch": torch.__version__, "cases": {}}
         for path in args.judge:
-            report["cases"][os.path.basename(path)] = {"errors": judge_dump(path)}
+            name = os.path.basename(path)
+            if name == "dump.safetensors":  # ruleproof.check's: named by its folder
+                name = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            report["cases"][name] = {"errors": judge_dump(path)}
             print(path, flush=True)
         with open(os.path.join(args.out, "judged.json"), "w") as f:
             json.dump(report, f, indent=1)

@@ -9,13 +9,13 @@ gradient judged against the float128 truth within what its precision policy allo
 The verdicts are the `ruleproof check-dump` command's (found by ruleproof.find_binary); see
 python/README.md.
 """
-from .cases import Case, cases, hard_cases
+from .cases import SHAPES, Case, cases, hard_cases
 from .check import TensorVerdict, Verdict, Where, check, default_policy, dump
 from .engine import find_binary, rules
 from .errors import BinaryNotFound, KernelInputError, KernelRaised, RuleproofError
 from .recipes import RECIPES
 
-__all__ = ["check", "dump", "Verdict", "TensorVerdict", "Where", "Case", "cases", "hard_cases",
+__all__ = ["check", "dump", "Verdict", "TensorVerdict", "Where", "Case", "cases", "hard_cases", "SHAPES",
            "RECIPES", "rules", "find_binary", "default_policy", "parametrize", "RuleproofError",
            "BinaryNotFound", "KernelInputError", "KernelRaised"]
 

@@ -1,5 +1,5 @@
 """Reading and writing safetensors files with PyTorch alone (no safetensors package: Debian has
-none), as tools/fla_dumps.py and tools/dump_kernel.py write them for `ruleproof check-dump`.
+none), as ruleproof.dump, ruleproof.check and tools/fla_dumps.py write them for `ruleproof check-dump`.
 
 The format: an 8-byte little-endian header length, a JSON header mapping each tensor's name to
 its dtype, shape and data offsets (and "__metadata__", strings), then the data.
