@@ -29,42 +29,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import ruleproof  # noqa: E402 (the package beside this script)
+from fla_dumps import first_configs, kernel_of  # noqa: E402 (its kernels, their autotuning)
 
 RECIPES = ("fla", "masked", "strong", "head_gates")
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 #: The chunk size each kernel runs at: dplr's default is 16, the others' 64.
 CHUNK = {"dplr_fla": 16}
-
-
-def kernel_of(rule):
-    if rule == "simple_gla":
-        from fla.ops.simple_gla import chunk_simple_gla as f
-    elif rule == "gla":
-        from fla.ops.gla import chunk_gla as f
-    elif rule == "gated_delta_rule":
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule as f
-    elif rule == "kda":
-        from fla.ops.kda import chunk_kda as f
-    elif rule == "dplr_fla":
-        from fla.ops.generalized_delta_rule.dplr import chunk_dplr_delta_rule as f
-    else:
-        from fla.ops.gated_oja_rule import chunk_gated_oja_rule as f
-    return f
-
-
-def first_configs(n):
-    """Makes triton.autotune keep the first n configurations of each kernel's list (before
-    flash-linear-attention's kernels are defined)."""
-    import triton
-    autotune = triton.autotune
-
-    def limited(*a, **kw):
-        if "configs" in kw:
-            kw["configs"] = list(kw["configs"])[:n]
-        else:
-            a = (list(a[0])[:n],) + a[1:]
-        return autotune(*a, **kw)
-    triton.autotune = limited
 
 
 def verdict_json(v):

@@ -97,6 +97,21 @@ def draw(case, device):
     return {n: move(t) for n, t in x.items()}, move(h0), move(do), move(dht)
 
 
+def first_configs(n):
+    """Makes triton.autotune keep the first n configurations of each kernel's list (called
+    before flash-linear-attention's kernels are defined)."""
+    import triton
+    autotune = triton.autotune
+
+    def limited(*a, **kw):
+        if "configs" in kw:
+            kw["configs"] = list(kw["configs"])[:n]
+        else:
+            a = (list(a[0])[:n],) + a[1:]
+        return autotune(*a, **kw)
+    triton.autotune = limited
+
+
 def kernel_of(rule):
     if rule == "simple_gla":
         from fla.ops.simple_gla import chunk_simple_gla as f
@@ -240,16 +255,7 @@ def main():
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.configs:  # before flash-linear-attention's kernels are defined
-        import triton
-        autotune = triton.autotune
-
-        def first_configs(*a, **kw):
-            if "configs" in kw:
-                kw["configs"] = list(kw["configs"])[: args.configs]
-            else:
-                a = (list(a[0])[: args.configs],) + a[1:]
-            return autotune(*a, **kw)
-        triton.autotune = first_configs
+        first_configs(args.configs)
         args.producer += f" (autotuned over the first {args.configs} configuration(s) only)"
     if args.set == "no_guard":  # the guard of fla/ops/common/chunk_o.py (its issue 640)
         import fla.ops.common.chunk_o as chunk_o

@@ -367,7 +367,8 @@ def check(fn, rule, *, policy=None, artifacts=None, keep=False, threads=None, ve
     drawn ones). Other keywords go to fn.
 
     Judging: policy (None: tensor-core for 16-bit inputs, tf32 for fp32 on a GPU, fp32 on the
-    CPU), binary (the `ruleproof` command; see ruleproof.find_binary), threads (check-dump's).
+    CPU), binary (the `ruleproof` command; see ruleproof.find_binary), threads (check-dump's),
+    verbose (print check-dump's progress lines as they come).
 
     Files: the dump, check_dump.json and its HTML page and summary are written to a temporary
     folder, and moved to `artifacts`/`name` (default ./ruleproof-artifacts, or

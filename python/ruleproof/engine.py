@@ -55,18 +55,26 @@ def rules(binary=None):
 def check_dump(dump, rule, report, policy, binary=None, threads=None, progress=None, cwd=None):
     """Runs `ruleproof check-dump DUMP --rule RULE --policy POLICY --out REPORT` and returns the
     report it wrote, parsed (check_dump.json; the HTML page and summary go beside it), in the
-    folder `cwd` (relative paths are read there). Bad input
-    the engine refuses (exit 2) raises KernelInputError with its message; a crash (exit 3 or a
-    signal) raises RuntimeError."""
+    folder `cwd` (relative paths are read there); `progress` is handed each line the engine
+    prints, as it prints it. Bad input the engine refuses (exit 2) raises KernelInputError with
+    its message; a crash (exit 3 or a signal) raises RuntimeError."""
     path = find_binary(binary)
     command = [path, "check-dump", dump, "--rule", rule, "--policy", policy, "--out", report]
     if threads:
         command += ["--threads", str(threads)]
-    out = subprocess.run(command, capture_output=True, text=True, cwd=cwd,
-                         env=dict(os.environ, CI=os.environ.get("CI", "1")))
+    env = dict(os.environ, CI=os.environ.get("CI", "1"))  # no progress line drawn
+    if progress:  # each line of the engine's progress as it comes (long runs)
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, cwd=cwd, env=env) as child:
+            lines = []
+            for line in child.stdout:
+                lines.append(line)
+                progress(line.rstrip("\n"))
+            err = child.stderr.read()
+        out = subprocess.CompletedProcess(command, child.returncode, "".join(lines), err)
+    else:
+        out = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env)
     report = os.path.join(cwd or ".", report)
-    if progress:
-        progress(out.stdout)
     if out.returncode == 2:
         raise KernelInputError(out.stderr.strip().removeprefix("ruleproof: bad input: "))
     if out.returncode not in (0, 1) or not os.path.isfile(report):

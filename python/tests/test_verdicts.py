@@ -156,3 +156,9 @@ def test_a_missing_gradient_fails(ruleproof_check):
         return chunk_gla(g=g.detach(), **kw)
     v = ruleproof_check(detached_gate, rule="gla", T=100)
     assert v.failing == ["dg"] and "no gradient" in v.tensors["dg"].note
+
+
+def test_verbose_shows_the_engines_progress_as_it_runs(capsys):
+    ruleproof.check(kernel(), "gla", T=100, verbose=True)
+    out = capsys.readouterr().out
+    assert "the truth in float128" in out and "every output holds" in out
