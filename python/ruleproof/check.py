@@ -220,9 +220,6 @@ def _call(fn, rule, *, B=1, T=256, H=2, K=64, V=64, dtype=torch.bfloat16, device
         initial_state = h0_given is not None
     _expect_sizes(B=B, T=T, H=H, K=K, V=V, chunk_size=chunk_size)
     cu = _expect_offsets(cu_seqlens, B, T)
-    if recipe not in recipes.RECIPES:
-        raise KernelInputError(f"recipe: '{recipe}' is not a recipe; known: "
-                               f"{', '.join(recipes.RECIPES)}")
     N = B if cu is None else len(cu) - 1
     drawn = recipes.draw(rule, recipe, seed, B, T, H, K, V, dtype, cu, initial_state,
                          output_final_state)
@@ -304,17 +301,13 @@ def _call(fn, rule, *, B=1, T=256, H=2, K=64, V=64, dtype=torch.bfloat16, device
     return _Call(tensors, metadata, missing, words, redraw)
 
 
-def _write(call, path):
-    write_safetensors(path, {n: t for n, t in call.tensors.items()}, call.metadata)
-
-
 def dump(path, fn, rule, **options):
     """Calls fn as check does and writes the dump check-dump reads to `path` (a temporary file,
     then a rename: never half-written); returns the path. Options: those of check."""
     for unused in ("policy", "artifacts", "keep", "threads", "verbose"):
         options.pop(unused, None)
     call = _call(fn, rule, **options)
-    _write(call, path)
+    write_safetensors(path, call.tensors, call.metadata)
     return path
 
 
@@ -374,16 +367,14 @@ def check(fn, rule, *, policy=None, artifacts=None, keep=False, threads=None, ve
     folder, and moved to `artifacts`/`name` (default ./ruleproof-artifacts, or
     $RULEPROOF_ARTIFACTS; name: rule, dtype, sizes, recipe and seed) when a tensor fails or
     keep=True; otherwise removed. Returns a Verdict."""
-    _rule_info(rule, options.get("binary"))
     dtype = options.get("dtype", torch.bfloat16)
-    _expect_dtype(dtype)
     device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
     options["device"] = device
     policy = policy or default_policy(dtype, device)
-    call = _call(fn, rule, **options)
+    call = _call(fn, rule, **options)  # every argument checked, the kernel called
     work = tempfile.mkdtemp(prefix="ruleproof-check-")
     try:
-        _write(call, os.path.join(work, "dump.safetensors"))
+        write_safetensors(os.path.join(work, "dump.safetensors"), call.tensors, call.metadata)
         report = _engine_in(work, rule, policy, options.get("binary"), threads, verbose)
         chunk_size = options.get("chunk_size", 64)
         judged = {r["output"]: _tensor_verdict(r, chunk_size) for r in report["results"]}

@@ -25,6 +25,8 @@ from typing import Dict, Optional
 import torch
 import torch.nn.functional as F
 
+from .errors import KernelInputError
+
 RECIPES = ("fla", "masked", "strong", "weak", "head_gates")
 _NORMALISER = {"fla": 1.0, "masked": 1.0, "strong": 0.1, "weak": 10.0, "head_gates": 1.0}
 
@@ -104,7 +106,8 @@ def draw(rule, recipe, seed, B, T, H, K, V, dtype, cu_seqlens=None, initial_stat
          final_state=True):
     """The inputs of one call, on the CPU, without guard bands (guarded() adds them)."""
     if recipe not in RECIPES:
-        raise ValueError(f"recipe: '{recipe}' is not a recipe; known: {', '.join(RECIPES)}")
+        raise KernelInputError(f"recipe: '{recipe}' is not a recipe; known: "
+                               f"{', '.join(RECIPES)}")
     gen = torch.Generator(device="cpu").manual_seed(seed)
     N = B if cu_seqlens is None else len(cu_seqlens) - 1
     mask_p = 0.5 if recipe == "masked" else 0.0
