@@ -46,6 +46,19 @@ struct GpuCheckOptions {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool require_gpu = false;
   std::size_t shrink = 20; ///< checks spent shrinking each failing random case
+  std::string kernels = "cuda-cores";
+  gpu::KernelPath path() const {
+    return kernels == "tensor-cores" ? gpu::KernelPath::tensor_cores : gpu::KernelPath::cuda_cores;
+  }
+  /// The policies the outputs are judged under (check.hpp, forward_policy, backward_policy).
+  std::string policies() const {
+    if (path() == gpu::KernelPath::cuda_cores)
+      return policy_name(kernels_policy);
+    return policy_name(gpu::Policy::tensor_core) +
+           " (the forward of the rules with tensor-core "
+           "kernels: gla, simple_gla), " +
+           policy_name(kernels_policy) + " (the rest)";
+  }
 };
 
 gen::Need need_of(Kind k) {
@@ -109,6 +122,7 @@ Job shrink(const Job &failing, std::size_t budget) {
       if (budget-- == 0)
         break;
       Job j{failing.kind, next->value(), true, failing.rc_seed, {}, {}};
+      j.c.path = failing.c.path;
       run_job(j);
       if (!j.holds()) {
         best = j;
@@ -155,9 +169,9 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
     if (r.id.empty()) {
       r.id = id, r.kind = "kernel", r.rule = rule, r.scalar = type;
       r.property = name_of(j.kind), r.output = output;
-      r.replay.command =
-          fmt::format("ruleproof gpu-check --rule {} --dtype {} --cases {} --seed {}", rule, type,
-                      opt.cases, opt.seed);
+      r.replay.command = fmt::format(
+          "ruleproof gpu-check --rule {} --dtype {} --cases {} --seed {}{}", rule, type, opt.cases,
+          opt.seed, opt.kernels == "cuda-cores" ? "" : " --kernels " + opt.kernels);
     }
     ++r.cases;
     const bool first_failure = !holds && r.failures++ == 0;
@@ -214,7 +228,8 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   run.machine.gpu = device.description;
   run.details = {{"random_cases_per_check", opt.cases},
                  {"twin_factor", twin_factor},
-                 {"policy", policy_name(kernels_policy)}};
+                 {"kernels", opt.kernels},
+                 {"policy", opt.policies()}};
   const std::filesystem::path json_path(opt.out);
   std::filesystem::path md_path = json_path;
   md_path.replace_extension(".md");
@@ -251,10 +266,12 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
                           {}});
         }
     }
+  for (Job &j : jobs)
+    j.c.path = opt.path();
   fmt::print("ruleproof gpu-check: {} checks ({} random a check, rule and type), seed {}, "
-             "{} thread(s), twin factor {}, twin policy {}\n",
-             jobs.size(), opt.cases, opt.seed, opt.threads, twin_factor,
-             policy_name(kernels_policy));
+             "{} thread(s), {} kernels, twin factor {}, twin policy {}\n",
+             jobs.size(), opt.cases, opt.seed, opt.threads, opt.kernels, twin_factor,
+             opt.policies());
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex print_lock;
   reports::Progress progress("ruleproof gpu-check: checks", jobs.size(),
@@ -342,8 +359,9 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
   md << "# ruleproof gpu-check\n\nCommand: `" << command << "`\n\nGPU: " << device.description
      << "\n\nEvery output judged against the float128 truth on the same stored input: it holds "
         "when finite (outputs are poisoned with NaN first) and its max error is at most "
-     << twin_factor << " x max(twin error under the " << policy_name(kernels_policy)
-     << " policy, one rounding of the largest entry to the output's type after sqrt(n) fp32 "
+     << twin_factor << " x max(twin error under the policy of the kernels that ran ("
+     << opt.policies()
+     << "), one rounding of the largest entry to the output's type after sqrt(n) fp32 "
         "roundings where each element sums n terms: the scores A or A0 over the K keys, "
         "dg over the rows). Errors below are max |x - truth| / max |truth| over the cases.\n\n"
      << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
@@ -420,6 +438,13 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--threads", opt->threads, "worker threads")->check(at_least_one);
   sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
       ->capture_default_str();
+  sub->add_option("--kernels", opt->kernels,
+                  "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
+                  "the fp32 policy) or tensor-cores (the tensor-core forward of gla and "
+                  "simple_gla, judged under the tensor-core policy; the backward and the other "
+                  "rules stay on CUDA cores)")
+      ->check(CLI::IsMember({"cuda-cores", "tensor-cores"}))
+      ->capture_default_str();
   sub->add_flag("--require-gpu", opt->require_gpu, "exit 1 when no Hopper GPU is found");
   add_summary_option(sub, opt->summary);
   sub->callback([opt, &status] {
@@ -431,6 +456,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
     command += " --cases " + std::to_string(opt->cases) + " --seed " + std::to_string(opt->seed) +
                " --threads " + std::to_string(opt->threads) + " --shrink " +
                std::to_string(opt->shrink) + " --out " + opt->out;
+    if (opt->kernels != "cuda-cores")
+      command += " --kernels " + opt->kernels;
     if (opt->require_gpu)
       command += " --require-gpu";
     status = run_gpu_check(*opt, command);

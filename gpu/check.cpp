@@ -61,6 +61,7 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
   const DeviceArray h0 = c.has_h0 ? DeviceArray::upload(DType::fp32, d.in.h0) : DeviceArray();
   const DeviceArray *h0_arg = c.has_h0 ? &h0 : nullptr;
   ChunkOptions o;
+  o.path = c.path;
   o.scale = d.opts.scale;
   o.cu_seqlens = d.opts.cu_seqlens;
   o.output_final_state = c.output_final_state;
@@ -137,6 +138,7 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d) {
   const DeviceArray d_ht = c.has_dht ? DeviceArray::upload(DType::fp32, d.ct.d_ht) : DeviceArray();
   const DeviceArray *d_ht_arg = c.has_dht ? &d_ht : nullptr;
   ChunkOptions o;
+  o.path = c.path;
   o.scale = d.opts.scale;
   o.cu_seqlens = d.opts.cu_seqlens;
   o.return_stages = true;
@@ -280,6 +282,8 @@ std::string Case::describe() const {
   }
   s << " h0=" << has_h0 << " final_state=" << output_final_state << " dht=" << has_dht
     << " gate_scale=" << gate_scale << " seed=" << seed << " split=" << split;
+  if (path != KernelPath::cuda_cores)
+    s << " kernels=" << path_name(path);
   return s.str();
 }
 
@@ -413,7 +417,7 @@ Result check_forward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const StagedForward<float> kernel = kernel_forward(c, d);
-  const StagedForward<float> twin = twin_forward(c.rule, kernels_policy, c.storage, d.in, d.opts,
+  const StagedForward<float> twin = twin_forward(c.rule, forward_policy(c), c.storage, d.in, d.opts,
                                                  OutputTypes::kernels_of(c.storage));
   const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
   add(r, judge("o", c.storage, kernel.out.o, twin.out.o, to_double_tensor(truth.out.o)));
@@ -431,7 +435,7 @@ Result check_backward(const Case &c, unsigned threads) {
   Drawn d = draw(c);
   d.opts.threads = threads;
   const KernelGrads kernel = kernel_backward(c, d);
-  const Grads<float> twin = twin_backward(c.rule, kernels_policy, c.storage, d.in, d.ct, d.opts,
+  const Grads<float> twin = twin_backward(c.rule, backward_policy(c), c.storage, d.in, d.ct, d.opts,
                                           OutputTypes::kernels_of(c.storage));
   const Inputs<float128> in128 = widen(d.in);
   const Cotangents<float128> ct128 = widen(d.ct);

@@ -48,6 +48,7 @@ struct Case {
   double gate_scale = 1; ///< g = -gate_scale u, u uniform in (0, 1]
   std::uint64_t seed = 0;
   std::size_t split = 0; ///< causality: the inputs of rows t >= split are redrawn
+  KernelPath path = KernelPath::cuda_cores; ///< which kernels run it (kernel_rule.hpp)
   std::size_t sequences() const { return cu_seqlens.empty() ? B : cu_seqlens.size() - 1; }
   std::string describe() const;
 };
@@ -65,9 +66,19 @@ struct Drawn {
 };
 Drawn draw(const Case &c);
 
-/// \brief The policy the project's own kernels are judged under (gpu/twin.hpp): every product
-/// on CUDA cores in fp32, every stage stored in fp32.
+/// \brief The policy the project's CUDA-core kernels are judged under (gpu/twin.hpp): every
+/// product on CUDA cores in fp32, every stage stored in fp32.
 inline constexpr Policy kernels_policy = Policy::fp32;
+
+/// \brief The policy a case's forward is judged under: that of the kernels that run it, the
+/// tensor-core policy where c.path asks for tensor cores and the rule has a tensor-core forward,
+/// else kernels_policy.
+inline Policy forward_policy(const Case &c) {
+  return c.path == KernelPath::tensor_cores && has_tensor_core_forward(c.rule) ? Policy::tensor_core
+                                                                               : kernels_policy;
+}
+/// The policy a case's backward is judged under: every backward runs on CUDA cores.
+inline Policy backward_policy(const Case &) { return kernels_policy; }
 
 /// \brief The verdict on one output (see the top of this file).
 struct Verdict {

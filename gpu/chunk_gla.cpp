@@ -1,7 +1,9 @@
 // ruleproof: the host side of the chunkwise GLA kernels: shape checks, the chunk table, the
-// buffers, and the kernels' order. Forward: chunk_local_cumsum, chunk_fwd_h, chunk_fwd_o.
-// Backward: the same two stages again (g_cum and h, not stored by the forward), then
-// chunk_bwd_dh, chunk_bwd_dqkv, chunk_bwd_dg.
+// buffers, and the kernels' order. Forward on CUDA cores: chunk_local_cumsum, chunk_fwd_h,
+// chunk_fwd_o; on tensor cores (KernelPath::tensor_cores): chunk_gla_scores_tc (every chunk at
+// once), then chunk_gla_fwd_tc (the states and the output, fused). Backward (CUDA cores, either
+// path): the first two stages again (g_cum and h, not stored by the forward), then chunk_bwd_dh,
+// chunk_bwd_dqkv, chunk_bwd_dg.
 #include "chunk_gla.hpp"
 
 #include "detail/gla_launch.hpp"
@@ -33,6 +35,37 @@ States forward_states(const GlaArgs &args, const ChunkTable &table, const detail
   return st;
 }
 
+/// The forward on tensor cores (gpu/chunk_gla_tc.cu): the scores, then the states and the
+/// output fused; the stages written when asked for.
+GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
+                               const detail::ChunkDims &d, const ChunkShapes &s,
+                               const ChunkOptions &opts) {
+  const bool poison = opts.poison_outputs, stages = opts.return_stages;
+  GlaForward r;
+  r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);
+  if (opts.output_final_state)
+    r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  if (stages) {
+    r.g_cum = output(DType::fp32, args.g->shape(), poison);
+    r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+    r.A = output(DType::fp32, {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
+  }
+  // what the two kernels pass between them: the scores and the decayed factors in the input
+  // type (the operands of the products that read them), the chunks' decays
+  DeviceArray A16 =
+      output(args.q->dtype(), {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
+  DeviceArray qd = output(args.q->dtype(), args.q->shape(), poison);
+  DeviceArray kd = output(args.q->dtype(), args.k->shape(), poison);
+  DeviceArray decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
+  const detail::TcScratch scratch{A16.data(), qd.data(), kd.data(), f32(decay)};
+  detail::launch_chunk_gla_fwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                  f32(args.h0), r.o.data(), scratch,
+                                  opts.output_final_state ? f32(r.final_state) : nullptr,
+                                  stages ? f32(r.g_cum) : nullptr, stages ? f32(r.h) : nullptr,
+                                  stages ? f32(r.A) : nullptr, table.device(), d);
+  return r;
+}
+
 void expect_args(const GlaArgs &args) {
   if (!args.q || !args.k || !args.v || !args.g)
     throw InputError(!args.q ? "q" : !args.k ? "k" : !args.v ? "v" : "g", "missing");
@@ -48,6 +81,8 @@ GlaForward chunk_gla_fwd(GateKind gate, const GlaArgs &args, const ChunkOptions 
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   const bool poison = opts.poison_outputs;
+  if (opts.path == KernelPath::tensor_cores)
+    return tensor_core_forward(args, table, d, s, opts);
   States st = forward_states(args, table, d, s, opts.output_final_state, poison);
   GlaForward r;
   r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);

@@ -35,6 +35,11 @@ void launch_chunk_bwd_dqkv(const void *, const void *, const void *, const float
                            const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_bwd_dqkv_kernel");
 }
+void launch_chunk_gla_fwd_tc(const void *, const void *, const void *, const float *, const float *,
+                             void *, const TcScratch &, float *, float *, float *, float *,
+                             const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_gla_fwd_tc_kernel");
+}
 void launch_chunk_bwd_dg(float *, const float *, const float *, float *, const DeviceChunkTable &,
                          const ChunkDims &) {
   no_cuda("chunk_bwd_dg_kernel");

@@ -26,6 +26,24 @@ inline constexpr KernelRule all_kernel_rules[] = {
     KernelRule::simple_gla, KernelRule::gla,      KernelRule::gated_delta_rule,
     KernelRule::kda,        KernelRule::dplr_fla, KernelRule::gated_oja};
 
+/// \brief Which kernels run a call: the CUDA-core kernels (every product in fp32 on CUDA cores;
+/// judged under the fp32 policy, gpu/twin.hpp) or the tensor-core kernels (products on tensor
+/// cores with operands in the input type; judged under the tensor-core policy). The tensor-core
+/// path covers the forward of gla and simple_gla so far (gpu/chunk_gla_tc.cu,
+/// has_tensor_core_forward); every backward, and every other rule's forward, runs the CUDA-core
+/// kernels on either path. The default stays cuda_cores until the tensor-core kernels are
+/// faster and hold.
+enum class KernelPath { cuda_cores, tensor_cores };
+
+inline const char *path_name(KernelPath p) {
+  return p == KernelPath::tensor_cores ? "tensor-cores" : "cuda-cores";
+}
+
+/// Whether the forward of `rule` has a tensor-core kernel.
+inline bool has_tensor_core_forward(KernelRule rule) {
+  return rule == KernelRule::gla || rule == KernelRule::simple_gla;
+}
+
 /// The stages the kernels of `rule` return, in the order they compute them (the names of
 /// reference/gla/chunk.hpp, reference/kda/chunk.hpp, reference/dplr/chunk.hpp and
 /// reference/gated_oja/chunk.hpp; dplr's in the names of its engine's form S_t = (A_t -

@@ -1,7 +1,13 @@
 // ruleproof: gpu_bench, how fast the chunkwise kernels run at one shape, and the floor the GPU
 // allows there. CUDA only (built with the kernels); run it on the GPU machine:
 //   gpu_bench [--B 4 --T 4096 --H 16 --K 128 --V 128] [--dtype bf16] [--warmup 5]
-//             [--repeat 50] [--rule R ...] [--out reports/out/gpu_bench.json]
+//             [--repeat 50] [--rule R ...] [--kernels cuda-cores --kernels tensor-cores]
+//             [--fla fla_bench.json] [--out reports/out/gpu_bench.json]
+//
+// Each rule runs on each kernel path asked for (kernel_rule.hpp, KernelPath; a rule with no
+// tensor-core forward is timed on the CUDA-core path alone). With --fla (the JSON of
+// tools/fla_bench.py, run on the same machine at the same shape), every figure is printed beside
+// flash-linear-attention's, with the ratio ours / theirs, also written to the JSON.
 //
 // Timing: CUDA events around each call of the host API (gpu/chunk_gla.hpp,
 // gpu/chunk_delta.hpp, gpu/chunk_dplr.hpp, gpu/chunk_gated_oja.hpp): the forward (no final
@@ -26,6 +32,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -223,9 +230,10 @@ struct Calls {
   std::function<void()> forward_backward;
 };
 
-Calls calls_of(KernelRule rule, const BenchInputs &in) {
+Calls calls_of(KernelRule rule, const BenchInputs &in, KernelPath path) {
   ChunkOptions opts;
   opts.output_final_state = false;
+  opts.path = path;
   const GateKind gate = gate_of(rule);
   if (has_ab(rule)) {
     DplrArgs a{&in.q, &in.k, &in.v, &in.a, &in.b, &in.g, nullptr};
@@ -259,6 +267,20 @@ Calls calls_of(KernelRule rule, const BenchInputs &in) {
           }};
 }
 
+/// flash-linear-attention's time for `rule` (fwd_ms or fwd_bwd_ms) from tools/fla_bench.py's
+/// JSON (its "rules", or the rules at the top level as older files hold them, dplr_fla there
+/// called dplr); empty where it has none.
+std::optional<double> fla_ms(const nlohmann::json &fla, KernelRule rule, bool backward) {
+  const nlohmann::json &rules = fla.contains("rules") ? fla["rules"] : fla;
+  std::string name(name_of(rule));
+  if (!rules.contains(name) && name == "dplr_fla")
+    name = "dplr";
+  const char *key = backward ? "fwd_bwd_ms" : "fwd_ms";
+  if (!rules.contains(name) || !rules[name].contains(key))
+    return std::nullopt;
+  return rules[name][key].get<double>();
+}
+
 std::size_t non_finite(const DeviceArray &a) {
   const std::vector<float> x = a.download();
   return static_cast<std::size_t>(
@@ -287,9 +309,29 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--rule", rules, "rules to time (default: every kernel rule)");
+  std::vector<std::string> kernels{"cuda-cores", "tensor-cores"};
+  app.add_option("--kernels", kernels,
+                 "kernel paths to time (repeatable): cuda-cores, tensor-cores (a rule without a "
+                 "tensor-core forward runs on CUDA cores alone)")
+      ->check(CLI::IsMember({"cuda-cores", "tensor-cores"}))
+      ->capture_default_str();
+  std::string fla_path;
+  app.add_option("--fla", fla_path,
+                 "flash-linear-attention's times at this shape on this machine "
+                 "(tools/fla_bench.py's JSON): printed beside each figure, with the ratio")
+      ->check(CLI::ExistingFile);
   app.add_option("--out", out, "JSON of the results (a Markdown table goes beside it)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  nlohmann::json fla;
+  if (!fla_path.empty()) {
+    try {
+      fla = nlohmann::json::parse(std::ifstream(fla_path));
+    } catch (const std::exception &e) {
+      fmt::print(stderr, "gpu_bench: --fla {}: not JSON: {}\n", fla_path, e.what());
+      return 2;
+    }
+  }
   try {
     const DeviceInfo info = query_device();
     if (!info.available) {
@@ -314,32 +356,53 @@ int main(int argc, char **argv) {
     j["repeat"] = repeat;
     j["copy_bandwidth_bytes_per_s"] = bandwidth;
     j["matrix_rate_flops_per_s"] = rate;
-    std::string table =
-        fmt::format("| rule | pass | median ms | bytes (MB) | FLOPs (G) | floor ms | ms / floor |\n"
-                    "|---|---|---|---|---|---|---|\n");
+    if (!fla_path.empty())
+      j["fla"] = fla;
+    std::string table = fmt::format(
+        "| rule | kernels | pass | median ms | bytes (MB) | FLOPs (G) | floor ms | ms / floor | "
+        "flash-linear-attention ms | ours / theirs |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (KernelRule rule : chosen) {
       const BenchInputs in = draw_inputs(rule, s, dtype, rng);
-      const Calls calls = calls_of(rule, in);
-      const std::size_t bad = non_finite(calls.forward());
-      for (bool backward : {false, true}) {
-        const double ms = backward ? median_ms(calls.forward_backward, warmup, repeat)
-                                   : median_ms([&] { calls.forward(); }, warmup, repeat);
-        const double bytes = io_bytes(in, backward), flops = chunk_flops(rule, s, backward);
-        const double floor_ms = 1e3 * std::max(bytes / bandwidth, flops / rate);
-        const char *pass = backward ? "fwd+bwd" : "fwd";
-        fmt::print("{:<18} {:<8} {:9.3f} ms   floor {:.3f} ms ({:.1f}x){}\n", name_of(rule), pass,
-                   ms, floor_ms, ms / floor_ms,
-                   bad ? fmt::format("   {} non-finite outputs", bad) : "");
-        table +=
-            fmt::format("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.3f} | {:.1f} |\n", name_of(rule),
-                        pass, ms, bytes / 1e6, flops / 1e9, floor_ms, ms / floor_ms);
-        j["results"].push_back({{"rule", std::string(name_of(rule))},
+      for (const std::string &kernel_name : kernels) {
+        const KernelPath path =
+            kernel_name == "tensor-cores" ? KernelPath::tensor_cores : KernelPath::cuda_cores;
+        if (path == KernelPath::tensor_cores && !has_tensor_core_forward(rule))
+          continue;
+        const Calls calls = calls_of(rule, in, path);
+        const std::size_t bad = non_finite(calls.forward());
+        for (bool backward : {false, true}) {
+          const double ms = backward ? median_ms(calls.forward_backward, warmup, repeat)
+                                     : median_ms([&] { calls.forward(); }, warmup, repeat);
+          const double bytes = io_bytes(in, backward), flops = chunk_flops(rule, s, backward);
+          const double floor_ms = 1e3 * std::max(bytes / bandwidth, flops / rate);
+          const char *pass = backward ? "fwd+bwd" : "fwd";
+          const std::optional<double> theirs = fla_ms(fla, rule, backward);
+          const std::string beside =
+              theirs ? fmt::format("   flash-linear-attention {:.3f} ms, ours / theirs {:.2f}",
+                                   *theirs, ms / *theirs)
+                     : "";
+          fmt::print("{:<18} {:<13} {:<8} {:9.3f} ms   floor {:.3f} ms ({:.1f}x){}{}\n",
+                     name_of(rule), kernel_name, pass, ms, floor_ms, ms / floor_ms, beside,
+                     bad ? fmt::format("   {} non-finite outputs", bad) : "");
+          table += fmt::format(
+              "| {} | {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.3f} | {:.1f} | {} | {} |\n",
+              name_of(rule), kernel_name, pass, ms, bytes / 1e6, flops / 1e9, floor_ms,
+              ms / floor_ms, theirs ? fmt::format("{:.3f}", *theirs) : "",
+              theirs ? fmt::format("{:.2f}", ms / *theirs) : "");
+          nlohmann::json row = {{"rule", std::string(name_of(rule))},
+                                {"kernels", kernel_name},
                                 {"pass", pass},
                                 {"median_ms", ms},
                                 {"bytes", bytes},
                                 {"flops", flops},
                                 {"floor_ms", floor_ms},
-                                {"non_finite_outputs", bad}});
+                                {"non_finite_outputs", bad}};
+          if (theirs) {
+            row["fla_ms"] = *theirs;
+            row["ratio_to_fla"] = ms / *theirs;
+          }
+          j["results"].push_back(row);
+        }
       }
     }
     std::ofstream(out) << j.dump(2) << "\n";

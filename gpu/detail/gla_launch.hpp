@@ -23,6 +23,21 @@ void launch_chunk_bwd_dh(const void *q, const void *d_o, const float *g_cum, con
 void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const float *g_cum,
                            const float *h, const void *d_o, const float *dh, void *dq, void *dk,
                            void *dv, float *dG, const DeviceChunkTable &t, const ChunkDims &d);
+/// The buffers the tensor-core forward passes between its two kernels, in the input type: the
+/// scores A16 [B*T, H, C], qd = q~ . e^{g_cum} and kd = k . e^{gl - g_cum} (q's shape); and the
+/// chunks' decays e^{gl} [NC, H, G], fp32.
+struct TcScratch {
+  void *A16 = nullptr, *qd = nullptr, *kd = nullptr;
+  float *decay = nullptr;
+};
+/// The tensor-core forward (gpu/chunk_gla_tc.cu): g_cum, the scores and the decayed factors of
+/// every chunk into `scratch`, then the states and o in one sequential kernel; ht (the final
+/// state), g_cum, h (the state at each chunk's start) and A (the scores in fp32) optional
+/// outputs, h0 optional.
+void launch_chunk_gla_fwd_tc(const void *q, const void *k, const void *v, const float *g,
+                             const float *h0, void *o, const TcScratch &scratch, float *ht,
+                             float *g_cum, float *h, float *A, const DeviceChunkTable &t,
+                             const ChunkDims &d);
 /// dg = the reverse cumulative sum of dG over each sequence, with rowsum(ht . dht) added at
 /// its last row (ht, dht optional: both or neither); summed over keys when G == 1. dG is
 /// overwritten.

@@ -1,9 +1,10 @@
 // ruleproof: the GPU kernels (gpu/chunk_gla.cu, gpu/chunk_delta.cu, gpu/chunk_dplr.cu,
-// gpu/chunk_gated_oja.cu) against the float128 truth and their emulated twin, on random shapes with
-// shrinking, for every rule they compute: every output and gradient, the stages (kernel_rule.hpp,
-// stage_names; dh), every element written (outputs poisoned with NaN first), causality,
-// varlen against each sequence alone. The checks themselves are gpu/check.cpp (shared with
-// `ruleproof gpu-check`). Replay a failure with RC_PARAMS="seed=N" and the test's name.
+// gpu/chunk_gated_oja.cu; gpu/chunk_gla_tc.cu on the tensor-core path) against the float128 truth
+// and their emulated twin, on random shapes with shrinking, for every rule they compute: every
+// output and gradient, the stages (kernel_rule.hpp, stage_names; dh), every element written
+// (outputs poisoned with NaN first), causality, varlen against each sequence alone. The checks
+// themselves are gpu/check.cpp (shared with `ruleproof gpu-check`). Replay a failure with
+// RC_PARAMS="seed=N" and the test's name.
 #include <thread>
 
 #include "gpu/check_gen.hpp"
@@ -16,18 +17,25 @@ namespace {
 
 unsigned threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-/// One rc::prop per rule: `check` on cases drawn for it in storage type t.
-template <class Check> void each_rule(gpu::DType t, gen::Need need, Check check) {
+/// One rc::prop per rule: `check` on cases drawn for it in storage type t, run on the kernels of
+/// `path` (on the tensor-core path, only the rules with a tensor-core forward).
+template <class Check>
+void each_rule(gpu::DType t, gen::Need need, Check check,
+               gpu::KernelPath path = gpu::KernelPath::cuda_cores) {
   const std::uint64_t seed = rc::detail::configuration().testParams.seed;
   INFO("RapidCheck seed " << seed << ": replay with RC_PARAMS=\"seed=" << seed << "\"");
-  for (gpu::KernelRule rule : gpu::all_kernel_rules)
+  for (gpu::KernelRule rule : gpu::all_kernel_rules) {
+    if (path == gpu::KernelPath::tensor_cores && !gpu::has_tensor_core_forward(rule))
+      continue;
     prop_cases(std::string(name_of(rule)) + " " + gpu::dtype_name(t), 10, [=] {
       RC_LOG() << "seed=" << seed << " (replay: RC_PARAMS=\"seed=" << seed << "\")\n";
-      const Case c = *gen::case_for(rule, t, need);
+      Case c = *gen::case_for(rule, t, need);
+      c.path = path;
       const Result r = check(c);
       RC_LOG() << r.summary();
       RC_ASSERT(r.holds());
     });
+  }
 }
 
 } // namespace
@@ -66,4 +74,34 @@ TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
             }
         }
     }
+}
+
+// The tensor-core path (gpu/chunk_gla_tc.cu): the forward of the rules that have one, judged
+// under the tensor-core policy (gpu/check.hpp, forward_policy); its causality and varlen
+// bitwise. Its backward is the CUDA-core one, tested above.
+TEST_CASE("tensor_core_forward_within_factor_of_twin", "[gpu][tensor_cores]") {
+  for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16})
+    each_rule(
+        t, gen::Need::any, [](const Case &c) { return check_forward(c, threads()); },
+        gpu::KernelPath::tensor_cores);
+  each_rule(gpu::DType::bf16, gen::Need::causal, check_causality, gpu::KernelPath::tensor_cores);
+  each_rule(gpu::DType::bf16, gen::Need::varlen, check_varlen, gpu::KernelPath::tensor_cores);
+}
+
+TEST_CASE("tensor_core_forward_every_k_v_ragged_t_and_empty_sequence", "[gpu][tensor_cores]") {
+  for (gpu::KernelRule rule : gpu::all_kernel_rules)
+    if (gpu::has_tensor_core_forward(rule))
+      DYNAMIC_SECTION(name_of(rule)) {
+        for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16})
+          for (const auto &[K, V] : fixed_key_value_sizes)
+            for (const FixedCheck &f : fixed_checks(rule, t, K, V)) {
+              if (f.kind == Kind::backward)
+                continue;
+              Case c = f.c;
+              c.path = gpu::KernelPath::tensor_cores;
+              const Result r = run(f.kind, c, threads());
+              INFO(r.summary());
+              CHECK(r.holds());
+            }
+      }
 }

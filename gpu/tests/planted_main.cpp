@@ -4,9 +4,14 @@
 // in bf16, gpu/chunk_gated_oja.cu reads the states gated_oja transposes (h0, dht, h, ht, dh,
 // dh0) in bf16), to see them fail, on every rule (dplr_fla runs none of chunk_delta.cu's beta
 // reads: its failures are its own file's).
+// With `--kernels tensor-cores` it checks the tensor-core forward instead (gpu/chunk_gla_tc.cu:
+// gla's off-diagonal scores take their right factor against the row before the reference row;
+// simple_gla's scores drop their diagonal), on the rules that have one, and the forward check
+// alone must fail: that kernel holds no other planted bug.
 // Prints every result; exits 0 when every case's forward or backward check fails (the bug was
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
+#include <cstring>
 
 #include "gpu/check.hpp"
 #include "gpu/device.hpp"
@@ -14,7 +19,13 @@
 using namespace ruleproof;
 using namespace ruleproof::gpu::check;
 
-int main() {
+int main(int argc, char **argv) {
+  const bool tensor_cores =
+      argc == 3 && !std::strcmp(argv[1], "--kernels") && !std::strcmp(argv[2], "tensor-cores");
+  if (argc != 1 && !tensor_cores) {
+    std::fprintf(stderr, "usage: gpu_check_planted [--kernels tensor-cores]\n");
+    return 2;
+  }
   const gpu::DeviceInfo device = gpu::query_device();
   std::printf("GPU: %s\n", device.description.c_str());
   if (!device.available)
@@ -22,15 +33,19 @@ int main() {
   int missed = 0;
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     for (double gate_scale : {1.0 / 16, 0.5, 2.0}) {
+      if (tensor_cores && !gpu::has_tensor_core_forward(rule))
+        continue;
       Case c;
+      c.path = tensor_cores ? gpu::KernelPath::tensor_cores : gpu::KernelPath::cuda_cores;
       c.rule = rule;
       c.K = c.V = 64;
       c.T = 100;
       c.has_h0 = c.has_dht = true;
       c.gate_scale = gate_scale;
       c.seed = 11;
-      const Result f = check_forward(c), b = check_backward(c);
-      std::printf("%s%s", f.summary().c_str(), b.summary().c_str());
+      const Result f = check_forward(c);
+      const Result b = tensor_cores ? Result{} : check_backward(c);
+      std::printf("%s%s", f.summary().c_str(), tensor_cores ? "" : b.summary().c_str());
       if (f.holds() && b.holds()) {
         std::printf("MISSED: the planted bug passed every check on %s\n", c.describe().c_str());
         ++missed;

@@ -14,6 +14,10 @@
 # "batch_forward batch_varlen"), one per rule, (K, V) and named check. The logs come back in
 # one archive, sanitizer_logs.tar.gz.
 # SANITIZE=only runs compute-sanitizer alone.
+# KERNELS=tensor-cores runs gpu-check and the planted-bug check on the tensor-core kernels
+# (gpu/kernel_rule.hpp, KernelPath); RULES="gla simple_gla" limits gpu-check and gpu_bench to
+# those rules; FLA_JSON=FILE (tools/fla_bench.py's output, timed on this machine) puts
+# flash-linear-attention's times beside gpu_bench's; NO_CATCH=1 leaves the Catch GPU tests out, NO_BENCH=1 gpu_bench.
 set -u -o pipefail
 CARRY=${1:?usage: run_on_device.sh CARRY}
 OUT=${OUT:-reports/out}
@@ -27,23 +31,31 @@ export LD_LIBRARY_PATH=$PWD/$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   done
 } 2>&1 | tee "$OUT/machine.txt"
 if [ "${SANITIZE:-0}" != only ]; then
-  echo "== ruleproof gpu-check"
+  rule_args=()
+  for r in ${RULES:-}; do rule_args+=(--rule "$r"); done
+  echo "== ruleproof gpu-check (${KERNELS:-cuda-cores})"
   time timeout "${CHECK_TIMEOUT:-300}" "$CARRY/bin/ruleproof" gpu-check --cases "${CASES:-6}" --threads "$(nproc)" \
+    --kernels "${KERNELS:-cuda-cores}" "${rule_args[@]}" \
     --out reports/out/gpu_check.json 2>&1 | tee "$OUT/gpu_check.log"
   echo "gpu-check exit $?" | tee -a "$OUT/gpu_check.log"
   [ "$OUT" != reports/out ] && cp reports/out/gpu_check.json reports/out/gpu_check.md "$OUT/"
   echo "== planted bug (must be caught)"
-  timeout 120 "$CARRY/bin/gpu_check_planted" > "$OUT/planted.log" 2>&1
+  planted_args=()
+  [ "${KERNELS:-cuda-cores}" = tensor-cores ] && planted_args=(--kernels tensor-cores)
+  timeout 120 "$CARRY/bin/gpu_check_planted" "${planted_args[@]}" > "$OUT/planted.log" 2>&1
   echo "gpu_check_planted exit $?" | tee -a "$OUT/planted.log"
   tail -3 "$OUT/planted.log"
-  echo "== Catch GPU tests (RC_PARAMS=${RC_PARAMS:-default})"
-  time timeout "${TEST_TIMEOUT:-240}" "$CARRY/bin/gpu_kernel_tests" 2>&1 | tee "$OUT/kernel_tests.log" | tail -20
-  echo "gpu_kernel_tests exit $?" | tee -a "$OUT/kernel_tests.log"
-  if [ -x "$CARRY/bin/gpu_bench" ]; then
+  if [ "${NO_CATCH:-0}" = 0 ]; then
+    echo "== Catch GPU tests (RC_PARAMS=${RC_PARAMS:-default})"
+    time timeout "${TEST_TIMEOUT:-240}" "$CARRY/bin/gpu_kernel_tests" 2>&1 | tee "$OUT/kernel_tests.log" | tail -20
+    echo "gpu_kernel_tests exit $?" | tee -a "$OUT/kernel_tests.log"
+  fi
+  if [ -x "$CARRY/bin/gpu_bench" ] && [ "${NO_BENCH:-0}" = 0 ]; then
     echo "== gpu_bench"
     cublas=$(find /usr/local -name 'libcublas.so.*' 2>/dev/null | head -1)
     LD_LIBRARY_PATH=$LD_LIBRARY_PATH${cublas:+:$(dirname "$cublas")} timeout "${BENCH_TIMEOUT:-300}" \
-      "$CARRY/bin/gpu_bench" --out "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
+      "$CARRY/bin/gpu_bench" "${rule_args[@]}" ${FLA_JSON:+--fla "$FLA_JSON"} --out "$OUT/gpu_bench.json" 2>&1 |
+      tee "$OUT/gpu_bench.log"
     echo "gpu_bench exit $?" | tee -a "$OUT/gpu_bench.log"
   fi
 fi

@@ -1,0 +1,99 @@
+#!/bin/bash
+# ruleproof: the tensor-core path's round on the device machine: gpu-check and the planted-bug
+# check on the tensor-core kernels (gpu/tests/run_on_device.sh with KERNELS=tensor-cores), the
+# Catch tests tagged [tensor_cores], gpu_bench, an Nsight Compute summary of each tensor-core
+# kernel, compute-sanitizer's memcheck and racecheck on the tensor-core fixed cases, and
+# flash-linear-attention's times (tools/fla_bench.py) with gpu_bench again beside them on the
+# same GPU. Run from the repository root:
+#
+#   OUT=DIR STEPS="check bench ncu" bash gpu/tests/tensor_core_on_device.sh CARRY [FLA]
+#
+# STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores]), bench
+# (gpu_bench), ncu, sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
+# none of whose code is in this repository; its kernels compile and autotune for minutes, then
+# gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
+# RULES (default "gla simple_gla"), CASES (default 6). After every step everything so far is
+# packed into $OUT/tensor_core.tar.gz, so a call cut short still brings back what it did.
+set -u -o pipefail
+CARRY=${1:?usage: tensor_core_on_device.sh CARRY [FLA]}
+FLA=${2:-}
+OUT=${OUT:-reports/out}
+rules=${RULES:-gla simple_gla}
+work=$(mktemp -d)
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cublas=$(find /usr/local -name 'libcublas.so.*' 2>/dev/null | head -1)
+bench_path=$LD_LIBRARY_PATH${cublas:+:$(dirname "$cublas")}
+rule_args=()
+for r in $rules; do rule_args+=(--rule "$r"); done
+pack() { tar czf "$OUT/tensor_core.tar.gz" -C "$work" --exclude triton .; }
+
+for step in ${STEPS:-check bench ncu}; do
+  echo "== $step ($(date +%T))"
+  case $step in
+  check)
+    OUT=$work CASES=${CASES:-6} KERNELS=tensor-cores RULES="$rules" NO_CATCH=1 NO_BENCH=1 \
+      bash "$(dirname "$0")/run_on_device.sh" "$CARRY" >"$work/run.log" 2>&1
+    grep -E "exit|every GPU|caught|MISSED" "$work/run.log" | tail -6
+    timeout "${TEST_TIMEOUT:-150}" "$CARRY/bin/gpu_kernel_tests" "[tensor_cores]" \
+      >"$work/tc_tests.log" 2>&1
+    echo "gpu_kernel_tests [tensor_cores] exit $?" | tee -a "$work/tc_tests.log"
+    tail -3 "$work/tc_tests.log"
+    ;;
+  bench)
+    LD_LIBRARY_PATH=$bench_path timeout 120 "$CARRY/bin/gpu_bench" "${rule_args[@]}" \
+      --out "$work/gpu_bench.json" >"$work/gpu_bench.log" 2>&1
+    echo "gpu_bench exit $?" | tee -a "$work/gpu_bench.log"
+    grep -E "ms" "$work/gpu_bench.log"
+    ;;
+  ncu)
+    for r in $rules; do
+      LD_LIBRARY_PATH=$bench_path timeout 120 ncu --clock-control none \
+        --kernel-name regex:_tc_kernel --launch-count 2 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
+        --metrics gpu__time_duration.sum,dram__bytes.sum,dram__bytes.sum.per_second,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+        "$CARRY/bin/gpu_bench" --rule "$r" --kernels tensor-cores --warmup 0 --repeat 1 \
+        --out "$work/ncu_bench_$r.json" >"$work/ncu_$r.txt" 2>&1
+      echo "ncu $r exit $?"
+      grep -E "_tc_kernel<|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
+        "$work/ncu_$r.txt"
+    done
+    ;;
+  sanitize)
+    # one process a tool and rule, all at once (racecheck takes minutes a process)
+    for tool in memcheck racecheck; do
+      for r in $rules; do
+        (RC_PARAMS=max_success=1 timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" \
+          --error-exitcode 9 "$CARRY/bin/gpu_kernel_tests" \
+          tensor_core_forward_every_k_v_ragged_t_and_empty_sequence -c "$r" \
+          >"$work/sanitizer_${tool}_$r.log" 2>&1
+         echo $? >"$work/sanitizer_${tool}_$r.exit") &
+      done
+    done
+    wait
+    for tool in memcheck racecheck; do
+      for r in $rules; do
+        echo "$tool $r: exit $(cat "$work/sanitizer_${tool}_$r.exit"), $(grep -E \
+          "ERROR SUMMARY|RACECHECK SUMMARY" "$work/sanitizer_${tool}_$r.log" | tail -1), $(grep -E \
+          "^(All tests passed|test cases:)" "$work/sanitizer_${tool}_$r.log" | tail -1)"
+      done
+    done | tee "$work/sanitizer.txt"
+    ;;
+  fla)
+    PYTHONPATH=$(realpath "$FLA") TRITON_CACHE_DIR=$work/triton timeout "${FLA_TIMEOUT:-420}" \
+      python3 tools/fla_bench.py "${rule_args[@]}" --no-guard --out "$work/fla_bench.json" \
+      >"$work/fla_bench.log" 2>&1
+    echo "fla_bench exit $?" | tee -a "$work/fla_bench.log"
+    cat "$work/fla_bench.log"
+    if [ -s "$work/fla_bench.json" ]; then
+      LD_LIBRARY_PATH=$bench_path timeout 120 "$CARRY/bin/gpu_bench" "${rule_args[@]}" \
+        --fla "$work/fla_bench.json" --out "$work/gpu_bench_fla.json" >"$work/gpu_bench_fla.log" 2>&1
+      echo "gpu_bench --fla exit $?" | tee -a "$work/gpu_bench_fla.log"
+      grep -E "ms" "$work/gpu_bench_fla.log"
+    fi
+    ;;
+  *) echo "unknown step $step" ;;
+  esac
+  pack
+done

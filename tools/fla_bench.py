@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""flash-linear-attention's chunk kernels timed at one shape, for `gpu_bench --fla`.
+
+Runs on a machine with a GPU and flash-linear-attention importable (its package folder on
+PYTHONPATH; this script carries and copies none of its code). For each rule it draws the inputs
+by flash-linear-attention's own test recipe (ruleproof.recipes.fla_inputs, with no initial
+state), then times, with triton.testing.do_bench (the median of its runs, warm-up and autotuning
+first), the forward alone and the forward followed by the backward of <do, o>, and writes
+{rule: {"fwd_ms", "fwd_bwd_ms", "non_finite"}} to OUT, the format gpu_bench --fla reads. Where
+flash-linear-attention refuses a backward (its Hopper guard, issue 640), "fwd_bwd_error" says
+so; --no-guard turns that guard off first, as tools/fla_dumps.py --set no_guard does.
+
+Every rule's forward and backward are called once (compiling and autotuning them: minutes)
+before anything is timed.
+
+    python3 tools/fla_bench.py --out fla_bench.json [--rule gla ...] [--B 4 --T 4096 --H 16 --K 128
+        --V 128 --dtype bf16] [--no-guard]
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from ruleproof.recipes import fla_inputs  # noqa: E402 (the package of this repository)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fla_dumps import kernel_of  # noqa: E402
+
+RULES = ["simple_gla", "gla", "gated_delta_rule", "kda", "dplr_fla", "gated_oja"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--rule", action="append", choices=RULES)
+    for name, default in (("B", 4), ("T", 4096), ("H", 16), ("K", 128), ("V", 128)):
+        p.add_argument(f"--{name}", type=int, default=default)
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+    p.add_argument("--no-guard", action="store_true",
+                   help="turn off flash-linear-attention's Hopper guard (issue 640) first")
+    args = p.parse_args()
+    import triton
+    import triton.testing
+    if args.no_guard:
+        import fla.ops.common.chunk_o as chunk_o
+        chunk_o.IS_NVIDIA_HOPPER = False
+    dt = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    B, T, H, K, V = args.B, args.T, args.H, args.K, args.V
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+              "triton": triton.__version__, "shape": dict(B=B, T=T, H=H, K=K, V=V),
+              "dtype": args.dtype, "guard": not args.no_guard, "timer": "triton.testing.do_bench"
+              " median", "rules": {}}
+    calls = {}
+    for rule in args.rule or RULES:
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        x, _ = fla_inputs(rule, gen, B, T, H, K, V, B, dt)
+        x = {n: t.cuda().requires_grad_(t.is_floating_point()) for n, t in x.items()}
+        do = torch.randn(B, T, H, V, generator=gen).to(dt).cuda()
+        f = kernel_of(rule)
+        kwargs = {"scale": K ** -0.5, "output_final_state": False}
+
+        def forward(f=f, x=x, kwargs=kwargs):
+            return f(**x, **kwargs)[0]
+
+        def forward_backward(forward=forward, do=do):
+            forward().backward(do)
+
+        calls[rule] = (forward, forward_backward, list(x.values()))
+        forward_backward_error = None
+        try:  # compiles and autotunes
+            forward_backward()
+        except RuntimeError as e:  # a refused backward is a result too
+            forward_backward_error = str(e).split("\n")[0]
+        calls[rule] += (forward_backward_error,)
+        print(rule, "compiled", flush=True)
+    for rule, (forward, forward_backward, leaves, error) in calls.items():
+        entry = {}
+        with torch.no_grad():
+            o = forward()
+            entry["non_finite"] = int((~torch.isfinite(o)).sum())
+            entry["fwd_ms"] = triton.testing.do_bench(forward, return_mode="median")
+        if error is None:
+            entry["fwd_bwd_ms"] = triton.testing.do_bench(forward_backward, grad_to_none=leaves,
+                                                          return_mode="median")
+        else:
+            entry["fwd_bwd_error"] = error
+        report["rules"][rule] = entry
+        print(rule, entry, flush=True)
+    with open(args.out, "w") as out:
+        json.dump(report, out, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
