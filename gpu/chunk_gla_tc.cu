@@ -35,7 +35,9 @@
 // stands for a term below fp32's smallest normal number times |q~ k|. Inside the diagonal block
 // (r <= j <= i) the right factor's exponent is g_cum_rc - g_cum_jc <= g_cum_rc - g_cum_ic, row i's
 // own spread: row i is factored there when its spread is at most SPREAD (8 for fp16, whose largest
-// value is 65504; 40 for bf16) on every key, so that no factor exceeds e^SPREAD |k|; the rows past
+// value is 65504; 40 for bf16) on every key, so that no factor exceeds e^SPREAD |k| (in fp16,
+// below 65504 while |k| < 21: keys larger than that, under gates that strong, would overflow;
+// gpu/tests/twin_tests.cpp shows a limit of 40 overflowing fp16 at |k| <= 1); the rows past
 // it (the factored rows are a prefix, and deciding row by row keeps the output causal to the last
 // bit, as reference/shared/chunk.hpp's ChunkDecay does) take each term's exp(g_cum_ic - g_cum_jc)
 // <= 1 on CUDA cores, in fp32. So the extreme-gate properties (gates near 0: every decay 1, the

@@ -92,16 +92,22 @@ TEST_CASE("tensor_core_forward_every_k_v_ragged_t_and_empty_sequence", "[gpu][te
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     if (gpu::has_tensor_core_forward(rule))
       DYNAMIC_SECTION(name_of(rule)) {
+        // one section per rule, type and (K, V), so that a slow tool can take one at a time
+        // (`-c gla -c fp16 -c K64_V128`)
         for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16})
-          for (const auto &[K, V] : fixed_key_value_sizes)
-            for (const FixedCheck &f : fixed_checks(rule, t, K, V)) {
-              if (f.kind == Kind::backward)
-                continue;
-              Case c = f.c;
-              c.path = gpu::KernelPath::tensor_cores;
-              const Result r = run(f.kind, c, threads());
-              INFO(r.summary());
-              CHECK(r.holds());
-            }
+          DYNAMIC_SECTION(gpu::dtype_name(t)) {
+            for (const auto &[K, V] : fixed_key_value_sizes)
+              DYNAMIC_SECTION("K" << K << "_V" << V) {
+                for (const FixedCheck &f : fixed_checks(rule, t, K, V)) {
+                  if (f.kind == Kind::backward)
+                    continue;
+                  Case c = f.c;
+                  c.path = gpu::KernelPath::tensor_cores;
+                  const Result r = run(f.kind, c, threads());
+                  INFO(r.summary());
+                  CHECK(r.holds());
+                }
+              }
+          }
       }
 }

@@ -154,6 +154,48 @@ Tensor<float> scores_in_kernel_order(const check::Case &c, const check::Drawn &d
   return A;
 }
 
+/// gpu/chunk_gla_tc.cu's order of gla's scores (chunk_gla_scores_tc_kernel), one head (B = H = 1,
+/// no varlen): g_cum summed down the chunk; row i of the 16-row sub-chunk whose first row is r
+/// takes the factors q~_ic e^{g_cum_ic - g_cum_rc} and k_jc e^{g_cum_rc - g_cum_jc}, each rounded
+/// to the storage type, their products summed in fp32 over the keys, for every j < r, and for
+/// r <= j <= i too while the row's spread max_c (g_cum_rc - g_cum_ic) is at most the kernel's
+/// limit (40 for bf16, 8 for fp16); past that each term is x y exp(g_cum_ic - g_cum_jc) in fp32.
+/// `early` = 1 takes the right factor against the row before r (gpu_check_planted's bug in that
+/// kernel). [1, T, 1, C] like the stage.
+Tensor<float> scores_in_tensor_core_order(const check::Case &c, const check::Drawn &d,
+                                          std::size_t early = 0) {
+  constexpr std::size_t SUB = 16;
+  const std::size_t T = c.T, K = c.K, C = kernel_chunk_size;
+  const float scale = static_cast<float>(*d.opts.scale);
+  const float limit = c.storage == DType::fp16 ? 8.0f : 40.0f;
+  const auto stored = [&](float x) { return round_to(c.storage, x); };
+  std::vector<float> g_cum(T * K);
+  for (std::size_t col = 0; col < K; ++col)
+    for (std::size_t t = 0; t < T; ++t)
+      g_cum[t * K + col] = (t % C ? g_cum[(t - 1) * K + col] : 0.0f) + d.in.g[t * K + col];
+  const auto g = [&](std::size_t t, std::size_t col) { return g_cum[t * K + col]; };
+  Tensor<float> A({1, T, 1, C});
+  for (std::size_t i = 0; i < T; ++i) {
+    const std::size_t r = i - i % SUB, right = r % C == 0 ? r : r - early;
+    bool factored = true;
+    for (std::size_t col = 0; col < K; ++col)
+      factored = factored && !(g(r, col) - g(i, col) > limit);
+    for (std::size_t j = i - i % C; j <= i; ++j) {
+      float a = 0;
+      for (std::size_t col = 0; col < K; ++col) {
+        const float q = d.in.q[i * K + col] * scale, k = d.in.k[j * K + col];
+        if (j < r || factored)
+          a += stored(q * std::exp(g(i, col) - g(r, col))) *
+               stored(k * std::exp(g(right, col) - g(j, col)));
+        else
+          a += q * k * std::exp(g(i, col) - g(j, col));
+      }
+      A[i * C + j % C] = a;
+    }
+  }
+  return A;
+}
+
 std::string summary(const std::vector<check::Verdict> &verdicts) {
   std::string s;
   for (const check::Verdict &v : verdicts)
@@ -376,6 +418,52 @@ TEST_CASE("kernel_order_of_the_scores_passes_the_twin_verdict", "[twin]") {
       r.cu_seqlens.clear();
       r.K = *rc::gen::element<std::size_t>(64, 128);
       const check::Verdict verdict = judged(r);
+      RC_LOG() << r.describe() << "\n" << verdict.summary() << "\n";
+      RC_ASSERT(verdict.holds());
+    });
+}
+
+TEST_CASE("tensor_core_order_of_the_scores_passes_the_tensor_core_verdict", "[twin]") {
+  // gpu/chunk_gla_tc.cu's scores (sub-chunk reference rows, 16-bit factors, the diagonal rows
+  // past the spread limit pairwise) judged as `gpu-check --kernels tensor-cores` judges the
+  // kernel's A: against the twin under the tensor-core policy. With the right factor taken
+  // against the row before the reference row (gpu_check_planted's bug) the verdict fails.
+  const auto judged = [](const check::Case &c, std::size_t early) {
+    const check::Drawn d = check::draw(c);
+    const StagedForward<float> twin =
+        twin_forward(c.rule, check::forward_policy(c), c.storage, d.in, d.opts,
+                     OutputTypes::kernels_of(c.storage));
+    const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
+    return check::judge("A", DType::fp32, scores_in_tensor_core_order(c, d, early),
+                        stage(twin, "A"), to_double_tensor(stage(truth, "A")),
+                        check::summed_terms(c, "A"));
+  };
+  for (DType t : {DType::bf16, DType::fp16})
+    for (double gate_scale :
+         {1.0 / 16, 2.0, 64.0}) // 64: every row of a sub-chunk past fp16's limit
+      DYNAMIC_SECTION(dtype_name(t) << " T=129 K=128 gate_scale=" << gate_scale) {
+        check::Case c;
+        c.rule = KernelRule::gla;
+        c.storage = t;
+        c.path = KernelPath::tensor_cores;
+        c.T = 129;
+        c.K = 128;
+        c.gate_scale = gate_scale;
+        c.seed = 23;
+        const check::Verdict right = judged(c, 0), early = judged(c, 1);
+        INFO("tensor-core order: " << right.summary()
+                                   << "\nreference row one early: " << early.summary());
+        CHECK(right.holds());
+        CHECK_FALSE(early.holds());
+      }
+  for (DType t : {DType::bf16, DType::fp16})
+    check::prop_cases("gla " + dtype_name(t), 10, [=] {
+      check::Case r = *cpu_case(KernelRule::gla, t);
+      r.B = 1;
+      r.cu_seqlens.clear();
+      r.K = *rc::gen::element<std::size_t>(64, 128);
+      r.path = KernelPath::tensor_cores;
+      const check::Verdict verdict = judged(r, 0);
       RC_LOG() << r.describe() << "\n" << verdict.summary() << "\n";
       RC_ASSERT(verdict.holds());
     });
