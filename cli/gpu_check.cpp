@@ -47,9 +47,7 @@ struct GpuCheckOptions {
   bool require_gpu = false;
   std::size_t shrink = 20; ///< checks spent shrinking each failing random case
   std::string kernels = "cuda-cores";
-  gpu::KernelPath path() const {
-    return kernels == "tensor-cores" ? gpu::KernelPath::tensor_cores : gpu::KernelPath::cuda_cores;
-  }
+  gpu::KernelPath path() const { return gpu::path_named(kernels); }
   /// The policies the outputs are judged under (check.hpp, forward_policy, backward_policy).
   std::string policies() const {
     if (path() == gpu::KernelPath::cuda_cores)
@@ -443,7 +441,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
                   "the fp32 policy) or tensor-cores (the tensor-core forward of gla and "
                   "simple_gla, judged under the tensor-core policy; the backward and the other "
                   "rules stay on CUDA cores)")
-      ->check(CLI::IsMember({"cuda-cores", "tensor-cores"}))
+      ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
+                             gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();
   sub->add_flag("--require-gpu", opt->require_gpu, "exit 1 when no Hopper GPU is found");
   add_summary_option(sub, opt->summary);

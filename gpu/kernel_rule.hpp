@@ -4,6 +4,7 @@
 // the pair a, b) and gated_oja (gpu/chunk_gated_oja.hpp: per-value gate, beta).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "reference/rule_id.hpp"
@@ -37,6 +38,13 @@ enum class KernelPath { cuda_cores, tensor_cores };
 
 inline const char *path_name(KernelPath p) {
   return p == KernelPath::tensor_cores ? "tensor-cores" : "cuda-cores";
+}
+
+/// The path of that name (path_name's inverse; any other name is the default, cuda_cores: the
+/// command lines accept only the two names).
+inline KernelPath path_named(std::string_view name) {
+  return name == path_name(KernelPath::tensor_cores) ? KernelPath::tensor_cores
+                                                     : KernelPath::cuda_cores;
 }
 
 /// Whether the forward of `rule` has a tensor-core kernel.

@@ -309,11 +309,13 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--rule", rules, "rules to time (default: every kernel rule)");
-  std::vector<std::string> kernels{"cuda-cores", "tensor-cores"};
+  const std::vector<std::string> paths{path_name(KernelPath::cuda_cores),
+                                       path_name(KernelPath::tensor_cores)};
+  std::vector<std::string> kernels = paths;
   app.add_option("--kernels", kernels,
                  "kernel paths to time (repeatable): cuda-cores, tensor-cores (a rule without a "
                  "tensor-core forward runs on CUDA cores alone)")
-      ->check(CLI::IsMember({"cuda-cores", "tensor-cores"}))
+      ->check(CLI::IsMember(paths))
       ->capture_default_str();
   std::string fla_path;
   app.add_option("--fla", fla_path,
@@ -364,8 +366,7 @@ int main(int argc, char **argv) {
     for (KernelRule rule : chosen) {
       const BenchInputs in = draw_inputs(rule, s, dtype, rng);
       for (const std::string &kernel_name : kernels) {
-        const KernelPath path =
-            kernel_name == "tensor-cores" ? KernelPath::tensor_cores : KernelPath::cuda_cores;
+        const KernelPath path = path_named(kernel_name);
         if (path == KernelPath::tensor_cores && !has_tensor_core_forward(rule))
           continue;
         const Calls calls = calls_of(rule, in, path);

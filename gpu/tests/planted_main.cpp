@@ -12,6 +12,7 @@
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "gpu/check.hpp"
 #include "gpu/device.hpp"
@@ -21,7 +22,8 @@ using namespace ruleproof::gpu::check;
 
 int main(int argc, char **argv) {
   const bool tensor_cores =
-      argc == 3 && !std::strcmp(argv[1], "--kernels") && !std::strcmp(argv[2], "tensor-cores");
+      argc == 3 && !std::strcmp(argv[1], "--kernels") &&
+      argv[2] == std::string_view(gpu::path_name(gpu::KernelPath::tensor_cores));
   if (argc != 1 && !tensor_cores) {
     std::fprintf(stderr, "usage: gpu_check_planted [--kernels tensor-cores]\n");
     return 2;
