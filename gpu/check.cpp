@@ -455,7 +455,11 @@ Result check_backward(const Case &c, unsigned threads) {
   if (c.has_h0)
     add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
   const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);
-  add(r, judge("dh", DType::fp32, kernel.dh, reference_dh(c.rule, d.in, d.ct, d.opts, NC),
+  const Tensor<float> twin_dh = [&] { // under the backward's policy, as the twin's gradients
+    const emulation::Scope scope(roundings_or_throw(backward_policy(c), c.storage));
+    return reference_dh(c.rule, d.in, d.ct, d.opts, NC);
+  }();
+  add(r, judge("dh", DType::fp32, kernel.dh, twin_dh,
                to_double_tensor(reference_dh(c.rule, in128, ct128, d.opts, NC))));
   return r;
 }

@@ -77,8 +77,13 @@ inline Policy forward_policy(const Case &c) {
   return c.path == KernelPath::tensor_cores && has_tensor_core_forward(c.rule) ? Policy::tensor_core
                                                                                : kernels_policy;
 }
-/// The policy a case's backward is judged under: every backward runs on CUDA cores.
-inline Policy backward_policy(const Case &) { return kernels_policy; }
+/// The policy a case's backward is judged under, as forward_policy's: the tensor-core policy
+/// where c.path asks for tensor cores and the rule has a tensor-core backward.
+inline Policy backward_policy(const Case &c) {
+  return c.path == KernelPath::tensor_cores && has_tensor_core_backward(c.rule)
+             ? Policy::tensor_core
+             : kernels_policy;
+}
 
 /// \brief The verdict on one output (see the top of this file).
 struct Verdict {

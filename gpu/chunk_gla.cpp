@@ -35,6 +35,26 @@ States forward_states(const GlaArgs &args, const ChunkTable &table, const detail
   return st;
 }
 
+/// What the tensor-core path's scores kernel passes on (gpu/chunk_gla_tc.cu): the scores and
+/// the decayed factors in the input type (the operands of the products that read them), and the
+/// chunks' decays.
+struct TcScores {
+  DeviceArray A16, qd, kd, decay;
+  detail::TcScratch scratch() { return {A16.data(), qd.data(), kd.data(), f32(decay)}; }
+};
+TcScores tensor_core_scores(const GlaArgs &args, const ChunkTable &table,
+                            const detail::ChunkDims &d, const ChunkShapes &s, bool poison, float *A,
+                            float *g_cum) {
+  TcScores r;
+  r.A16 = output(args.q->dtype(), {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
+  r.qd = output(args.q->dtype(), args.q->shape(), poison);
+  r.kd = output(args.q->dtype(), args.k->shape(), poison);
+  r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
+  detail::launch_chunk_gla_scores_tc(args.q->data(), args.k->data(), f32(args.g), r.scratch(), A,
+                                     g_cum, table.device(), d);
+  return r;
+}
+
 /// The forward on tensor cores (gpu/chunk_gla_tc.cu): the scores, then the states and the
 /// output fused; the stages written when asked for.
 GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
@@ -50,19 +70,73 @@ GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
     r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
     r.A = output(DType::fp32, {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
   }
-  // what the two kernels pass between them: the scores and the decayed factors in the input
-  // type (the operands of the products that read them), the chunks' decays
-  DeviceArray A16 =
-      output(args.q->dtype(), {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
-  DeviceArray qd = output(args.q->dtype(), args.q->shape(), poison);
-  DeviceArray kd = output(args.q->dtype(), args.k->shape(), poison);
-  DeviceArray decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
-  const detail::TcScratch scratch{A16.data(), qd.data(), kd.data(), f32(decay)};
-  detail::launch_chunk_gla_fwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
-                                  f32(args.h0), r.o.data(), scratch,
-                                  opts.output_final_state ? f32(r.final_state) : nullptr,
-                                  stages ? f32(r.g_cum) : nullptr, stages ? f32(r.h) : nullptr,
-                                  stages ? f32(r.A) : nullptr, table.device(), d);
+  TcScores sc = tensor_core_scores(args, table, d, s, poison, stages ? f32(r.A) : nullptr,
+                                   stages ? f32(r.g_cum) : nullptr);
+  detail::TcStatePass p;
+  p.left = sc.kd.data();
+  p.right = args.v->data();
+  p.decay = f32(sc.decay);
+  p.s0 = f32(args.h0);
+  p.o = r.o.data();
+  p.qd = sc.qd.data();
+  p.A16 = sc.A16.data();
+  p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+  p.s_chunks = stages ? f32(r.h) : nullptr;
+  detail::launch_chunk_gla_state_tc(p, table.device(), d);
+  return r;
+}
+
+/// The backward on tensor cores: the scores and the states h again (h in the input type, not
+/// the output), the state gradients dh backwards (in the input type; fp32 as well when the
+/// stages are asked for), dq, dk, dv and dG of every chunk (gpu/chunk_gla_bwd_tc.cu), then dg.
+GlaGrads tensor_core_backward(const GlaArgs &args, const DeviceArray &d_o, const DeviceArray *d_ht,
+                              const ChunkTable &table, const detail::ChunkDims &d,
+                              const ChunkShapes &s, const ChunkOptions &opts) {
+  const bool poison = opts.poison_outputs;
+  const bool with_dht = d_ht && !d_ht->empty(), with_dh0 = args.h0 && !args.h0->empty();
+  const detail::DeviceChunkTable t = table.device();
+  TcScores sc = tensor_core_scores(args, table, d, s, poison, nullptr, nullptr);
+  DeviceArray h16 = output(args.q->dtype(), {s.NC, s.H, s.K, s.V}, poison);
+  DeviceArray ht; // the final state is needed for dg's last-row term only when dht is given
+  if (with_dht)
+    ht = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  detail::TcStatePass fwd;
+  fwd.left = sc.kd.data();
+  fwd.right = args.v->data();
+  fwd.decay = f32(sc.decay);
+  fwd.s0 = f32(args.h0);
+  fwd.s_end = with_dht ? f32(ht) : nullptr;
+  fwd.s_chunks16 = h16.data();
+  detail::launch_chunk_gla_state_tc(fwd, t, d);
+
+  GlaGrads r;
+  if (opts.return_stages)
+    r.dh = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  if (with_dh0)
+    r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  DeviceArray dh16 = output(args.q->dtype(), {s.NC, s.H, s.K, s.V}, poison);
+  detail::TcStatePass bwd;
+  bwd.left = sc.qd.data();
+  bwd.right = d_o.data();
+  bwd.decay = f32(sc.decay);
+  bwd.s0 = with_dht ? f32(d_ht) : nullptr;
+  bwd.reverse = true;
+  bwd.s_end = with_dh0 ? f32(r.dh0) : nullptr;
+  bwd.s_chunks = opts.return_stages ? f32(r.dh) : nullptr;
+  bwd.s_chunks16 = dh16.data();
+  detail::launch_chunk_gla_state_tc(bwd, t, d);
+
+  r.dq = output(args.q->dtype(), args.q->shape(), poison);
+  r.dk = output(args.q->dtype(), args.k->shape(), poison);
+  r.dv = output(args.q->dtype(), args.v->shape(), poison);
+  DeviceArray dG = output(DType::fp32, {s.B, s.T, s.H, std::size_t(d.G)}, poison);
+  detail::launch_chunk_gla_bwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                  d_o.data(), sc.scratch(), h16.data(), dh16.data(), r.dq.data(),
+                                  r.dk.data(), r.dv.data(), f32(dG), t, d);
+  r.dg = output(DType::fp32, args.g->shape(), poison);
+  DeviceArray chunk_sums = output(DType::fp32, {2, s.NC, s.H, std::size_t(d.G)}, poison);
+  detail::launch_chunk_gla_bwd_dg_tc(f32(dG), with_dht ? f32(ht) : nullptr, f32(d_ht), f32(r.dg),
+                                     f32(chunk_sums), t, d);
   return r;
 }
 
@@ -107,6 +181,8 @@ GlaGrads chunk_gla_bwd(GateKind gate, const GlaArgs &args, const DeviceArray &d_
                                            opts, &d_o.spec(), d_ht ? &d_ht->spec() : nullptr);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  if (opts.path == KernelPath::tensor_cores)
+    return tensor_core_backward(args, d_o, d_ht, table, d, s, opts);
   const detail::DeviceChunkTable t = table.device();
   const bool poison = opts.poison_outputs;
   const bool with_dht = d_ht && !d_ht->empty();

@@ -35,10 +35,21 @@ void launch_chunk_bwd_dqkv(const void *, const void *, const void *, const float
                            const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_bwd_dqkv_kernel");
 }
-void launch_chunk_gla_fwd_tc(const void *, const void *, const void *, const float *, const float *,
-                             void *, const TcScratch &, float *, float *, float *, float *,
-                             const DeviceChunkTable &, const ChunkDims &) {
-  no_cuda("chunk_gla_fwd_tc_kernel");
+void launch_chunk_gla_scores_tc(const void *, const void *, const float *, const TcScratch &,
+                                float *, float *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_gla_scores_tc_kernel");
+}
+void launch_chunk_gla_state_tc(const TcStatePass &, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_gla_state_tc_kernel");
+}
+void launch_chunk_gla_bwd_tc(const void *, const void *, const void *, const float *, const void *,
+                             const TcScratch &, const void *, const void *, void *, void *, void *,
+                             float *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_gla_bwd_tc_kernel");
+}
+void launch_chunk_gla_bwd_dg_tc(const float *, const float *, const float *, float *, float *,
+                                const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dg_totals_kernel");
 }
 void launch_chunk_bwd_dg(float *, const float *, const float *, float *, const DeviceChunkTable &,
                          const ChunkDims &) {

@@ -48,93 +48,17 @@
 #include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check_sync,
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
 #include "detail/gla_launch.hpp"
+#include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
+                             // rows_times, PAD, SUB
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
 
 namespace {
 
-constexpr int PAD = 8;    // 16-bit values each shared row is padded by (16 bytes)
-constexpr int SUB = 16;   // rows of a sub-chunk
+using namespace tc;
+
 constexpr int TC_BV = 64; // value columns of a block of the sequential kernel
-
-template <class T> __device__ inline T to(float x);
-template <> __device__ inline __nv_bfloat16 to(float x) { return __float2bfloat16_rn(x); }
-template <> __device__ inline __half to(float x) { return __float2half_rn(x); }
-__device__ inline float val(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ inline float val(__half x) { return __half2float(x); }
-
-/// Rows [0, n) of a [rows, H, width] tensor's head hd, columns [c0, c0 + width_here), into
-/// dst (ld values a row), 16 bytes a load; rows [n, C) zero.
-template <class T>
-__device__ inline void stage_rows(T *dst, int ld, const T *src, int bos, int n, int hd, int H,
-                                  int width, int c0, int width_here) {
-  constexpr int PER = 16 / sizeof(T);
-  const int vectors = width_here / PER;
-  for (int e = threadIdx.x; e < C * vectors; e += blockDim.x) {
-    const int r = e / vectors, col = (e % vectors) * PER;
-    uint4 x = make_uint4(0, 0, 0, 0);
-    if (r < n)
-      x = *reinterpret_cast<const uint4 *>(src + (static_cast<long>(bos + r) * H + hd) * width +
-                                           c0 + col);
-    *reinterpret_cast<uint4 *>(dst + r * ld + col) = x;
-  }
-}
-
-/// \brief A chunk's gates in shared memory: g_cum (a scalar gate: column 0, its raw values in
-/// column 1, and each row's e^{g_cum} and e^{gl - g_cum}).
-template <int K> struct ChunkGates {
-  static constexpr int LG = K + 8;
-  float g[C][LG];
-  float row_up[C], row_to_end[C];
-};
-
-/// chunk_local_cumsum of the chunk's rows into `s` (bitwise the CUDA-core kernel's: each gate
-/// column summed in row order; rows past n flat), written to g_cum_out too when given. Called
-/// by the whole block; ends synchronised.
-template <int K, bool SCALAR>
-__device__ void chunk_gates(ChunkGates<K> &s, const float *g, ChunkRows rows, int hd,
-                            const ChunkDims &d, float *g_cum_out) {
-  const int tid = threadIdx.x, n = rows.n, last = n - 1;
-  if (SCALAR) {
-    if (tid < C)
-      s.g[tid][1] = tid < n ? g[static_cast<long>(rows.bos + tid) * d.H + hd] : 0.0f;
-  } else { // 4 a load; zeros past n
-    for (int e = tid; e < C * (K / 4); e += blockDim.x) {
-      const int r = e / (K / 4), col = (e % (K / 4)) * 4;
-      float4 x = make_float4(0, 0, 0, 0);
-      if (r < n)
-        x = *reinterpret_cast<const float4 *>(g + (static_cast<long>(rows.bos + r) * d.H + hd) * K +
-                                              col);
-      *reinterpret_cast<float4 *>(&s.g[r][col]) = x;
-    }
-  }
-  __syncthreads();
-  if (SCALAR) {
-    if (tid < C) { // row tid's g_cum (rows past n: gl's), and gl
-      float acc = 0, gi = 0;
-      for (int i = 0; i < n; ++i) {
-        acc += s.g[i][1];
-        if (i == min(tid, last))
-          gi = acc;
-      }
-      s.g[tid][0] = gi;
-      s.row_up[tid] = expf(gi);
-      s.row_to_end[tid] = expf(acc - gi);
-      if (g_cum_out && tid < n)
-        g_cum_out[static_cast<long>(rows.bos + tid) * d.H + hd] = gi;
-    }
-  } else if (tid < K) { // column tid, summed down in place
-    float acc = 0;
-    for (int i = 0; i < C; ++i) {
-      acc += s.g[i][tid];
-      s.g[i][tid] = acc;
-      if (g_cum_out && i < n)
-        g_cum_out[(static_cast<long>(rows.bos + i) * d.H + hd) * K + tid] = acc;
-    }
-  }
-  __syncthreads();
-}
 
 // ---------------------------------------------------------------------------------------
 // chunk_gla_scores_tc: grid (NC, H), SCORE_THREADS threads, sizeof(ScoreShared<In, K>) bytes of
@@ -151,11 +75,6 @@ template <class T, int K> struct ScoreShared {
   float a[C][LA];
   ChunkGates<K> gates;
 };
-
-/// The largest spread g_cum_r - g_cum_i of a factored row of the diagonal block: the right
-/// factors k e^{spread} stay within the input type's range.
-template <class T> constexpr float spread_limit = 40.0f;
-template <> constexpr float spread_limit<__half> = 8.0f;
 
 /// The pair (i, j), j <= i < 16, numbered p = i (i + 1) / 2 + j.
 __device__ inline void pair_of(int p, int &i, int &j) {
@@ -207,9 +126,13 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n, last = n - 1;
   float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;
-  stage_rows(&s.q[0][0], S::LK, q, rows.bos, n, hd, d.H, K, 0, K);
-  stage_rows(&s.k[0][0], S::LK, k, rows.bos, n, hd, d.H, K, 0, K);
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  mma::commit_copies();
   chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, g_cum_out);
+  mma::wait_copies();
+  __syncthreads();
 
   // -- qd = q~ . e^{g_cum}, kd = k . e^{gl - g_cum} (8 values a store) and e^{gl}, for the
   //    sequential kernel; gla: qs, the scores' left factor
@@ -222,8 +145,8 @@ __global__ void __launch_bounds__(SCORE_THREADS)
       const int col = col0 + u;
       const float qi = val(s.q[i][col]) * d.scale, ki = val(s.k[i][col]);
       const float gi = SCALAR ? g_cum[i][0] : g_cum[i][col];
-      xq[u] = to<In>(qi * (SCALAR ? s.gates.row_up[i] : expf(gi)));
-      xk[u] = to<In>(ki * (SCALAR ? s.gates.row_to_end[i] : expf(g_cum[last][col] - gi)));
+      xq[u] = to<In>(qi * (SCALAR ? s.gates.row_up[i] : fast_exp(gi)));
+      xk[u] = to<In>(ki * (SCALAR ? s.gates.row_to_end[i] : fast_exp(g_cum[last][col] - gi)));
     }
     *reinterpret_cast<uint4 *>(qd + at_k(rows.bos + i, hd, col0, d)) =
         *reinterpret_cast<const uint4 *>(xq);
@@ -236,7 +159,7 @@ __global__ void __launch_bounds__(SCORE_THREADS)
     for (int e = tid; e < C * K; e += SCORE_THREADS) {
       const int i = e / K, col = e % K;
       s.qs[i][col] =
-          to<In>(val(s.q[i][col]) * d.scale * expf(g_cum[i][col] - g_cum[i / SUB * SUB][col]));
+          to<In>(val(s.q[i][col]) * d.scale * fast_exp(g_cum[i][col] - g_cum[i / SUB * SUB][col]));
     }
     __syncthreads();
   }
@@ -269,18 +192,11 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #else
         const bool kept = j <= i;
 #endif
-        s.a[i][j] = kept ? acc[nt].x[e] * d.scale * expf(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+        s.a[i][j] = kept ? acc[nt].x[e] * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
       }
   } else {
     // which rows of the diagonal block are factored: a prefix, those whose spread is small
-    unsigned pairwise_rows = 0;
-    for (int i = 0; i < SUB; ++i) {
-      bool wide = false;
-      for (int col = lane; col < K; col += 32)
-        wide = wide || g_cum[row0][col] - g_cum[row0 + i][col] > spread_limit<In>;
-      if (__any_sync(0xffffffffu, wide))
-        pairwise_rows |= 1u << i;
-    }
+    const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
     const int r = row0;      // the reference row
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the reference row one
                              // early
@@ -302,9 +218,9 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int col = kk + 2 * (lane % 4) + 8 * half;
-            const float x0 = val(s.k[j][col]) * expf(g_cum[r_right][col] - g_cum[j][col]);
+            const float x0 = val(s.k[j][col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
             const float x1 =
-                val(s.k[j][col + 1]) * expf(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
+                val(s.k[j][col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
             b.x[half] = zero ? 0u : mma::pack(to<In>(x0), to<In>(x1));
           }
           mma::mma(acc[nt], a, b, In{});
@@ -332,88 +248,72 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 }
 
 // ---------------------------------------------------------------------------------------
-// chunk_gla_fwd_tc: grid (N, H, V / TC_BV), FWD_THREADS threads, sizeof(FwdShared<In, K, G>)
-// bytes of dynamic shared memory.
+// chunk_gla_state_tc: grid (N, H, V / TC_BV), STATE_THREADS threads, sizeof(StateShared<In, K, G>)
+// bytes of dynamic shared memory; one run of a TcStatePass (gpu/detail/gla_launch.hpp). The
+// block walks its sequence's chunks, forwards or backwards, with its K x 64 tile of the state s
+// in the warps' accumulators:
+//   s <- Diag(decay) s + left^T right        (forward: chunk_fwd_h, left kd, right v;
+//                                             backward: chunk_bwd_dh, left qd, right dO)
+// and, with an output (the forward), o = qd s + A v on the chunk's rows before the update, so
+// that h never leaves the chip. Each chunk's tiles are copied in (cp.async) while the block
+// works on the one before.
 //   output: warp w computes rows [16 (w % 4), +16), columns [B/2 (w / 4), +B/2) of the tile
 //           (B = TC_BV columns);
 //   state:  warp w holds keys [16 (w % (K / 16)), +16), columns [B/S (w / (K / 16)), +B/S)
 //           of the tile, S = 8 / (K / 16) warps sharing a key tile.
-constexpr int FWD_THREADS = 256, FWD_WARPS = FWD_THREADS / 32;
+constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
 constexpr int O_TILES = TC_BV / 2 / 8; // n tiles of a warp's output: half the tile's columns
 
-/// One chunk's operands, copied in while the chunk before is worked on.
+/// One chunk's operands, copied in while the chunk before is worked on (qd and a: with an output
+/// only).
 template <class T, int K, int G> struct alignas(16) ChunkTiles {
   static constexpr int LK = K + PAD, LV = TC_BV + PAD, LC = C + PAD;
-  T qd[C][LK]; // q~ e^{g_cum}: the left factor of the output's state term
-  T kd[C][LK]; // k e^{gl - g_cum}: the left factor (transposed) of the state update
-  T v[C][LV];
+  T left[C][LK];  // kd = k e^{gl - g_cum} or qd = q~ e^{g_cum}: the update's left factor
+  T right[C][LV]; // v or dO
+  T qd[C][LK];    // q~ e^{g_cum}: the left factor of the output's state term
   T a[C][LC];     // the scores
   float decay[G]; // e^{gl}
 };
-template <class T, int K, int G> struct FwdShared {
+template <class T, int K, int G> struct StateShared {
   ChunkTiles<T, K, G> tiles[2];
-  T h[K][TC_BV + PAD]; // the state at the chunk's start, rounded to T
+  // the state at the start of a chunk, rounded to T (with an output, or stored in T), for chunks
+  // of even and odd steps: a chunk's copy is written while the chunk before may still read its own
+  T h[2][K][TC_BV + PAD];
 };
 
 /// Starts copying chunk c's tiles into `x` (rows past its end zero).
 template <class T, int K, int G>
-__device__ void copy_chunk(ChunkTiles<T, K, G> &x, const T *qd, const T *kd, const T *v,
-                           const T *A16, const float *decay, ChunkRows rows, int c, int hd, int v0,
-                           const ChunkDims &d) {
-  constexpr int PER = 16 / sizeof(T);
-  const long at0 = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  for (int e = threadIdx.x; e < C * (K / PER); e += blockDim.x) {
-    const int r = e / (K / PER), col = (e % (K / PER)) * PER;
-    const long at = (at0 + static_cast<long>(min(r, rows.n - 1)) * d.H) * K + col;
-    mma::copy_async<16>(&x.qd[r][col], qd + at, r >= rows.n);
-    mma::copy_async<16>(&x.kd[r][col], kd + at, r >= rows.n);
-  }
-  for (int e = threadIdx.x; e < C * (TC_BV / PER); e += blockDim.x) {
-    const int r = e / (TC_BV / PER), col = (e % (TC_BV / PER)) * PER;
-    const long row = at0 + static_cast<long>(min(r, rows.n - 1)) * d.H;
-    mma::copy_async<16>(&x.v[r][col], v + row * d.V + v0 + col, r >= rows.n);
-  }
-  for (int e = threadIdx.x; e < C * (C / PER); e += blockDim.x) {
-    const int r = e / (C / PER), col = (e % (C / PER)) * PER;
-    const long row = at0 + static_cast<long>(min(r, rows.n - 1)) * d.H;
-    mma::copy_async<16>(&x.a[r][col], A16 + row * C + col, r >= rows.n);
+__device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRows rows, int c,
+                           int hd, int v0, const ChunkDims &d) {
+  using X = ChunkTiles<T, K, G>;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_rows_async(&x.left[0][0], X::LK, static_cast<const T *>(p.left) + row_at * K,
+                  static_cast<long>(d.H) * K, C, rows.n, K);
+  copy_rows_async(&x.right[0][0], X::LV, static_cast<const T *>(p.right) + row_at * d.V + v0,
+                  static_cast<long>(d.H) * d.V, C, rows.n, TC_BV);
+  if (p.o) {
+    copy_rows_async(&x.qd[0][0], X::LK, static_cast<const T *>(p.qd) + row_at * K,
+                    static_cast<long>(d.H) * K, C, rows.n, K);
+    copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.A16) + row_at * C,
+                    static_cast<long>(d.H) * C, C, rows.n, C);
   }
   if constexpr (G == 1) {
     if (threadIdx.x == 0)
-      mma::copy_async<4>(&x.decay[0], decay + static_cast<long>(c) * d.H + hd, false);
+      mma::copy_async<4>(&x.decay[0], p.decay + static_cast<long>(c) * d.H + hd, false);
   } else if (threadIdx.x < G / 4) {
     mma::copy_async<16>(&x.decay[4 * threadIdx.x],
-                        decay + (static_cast<long>(c) * d.H + hd) * G + 4 * threadIdx.x, false);
+                        p.decay + (static_cast<long>(c) * d.H + hd) * G + 4 * threadIdx.x, false);
   }
   mma::commit_copies();
 }
 
-/// acc += rows [row0, row0 + 16) of `left` times rows [0, depth) of `right` (stored by rows),
-/// columns [col0, col0 + 8 TILES).
-template <class T, int TILES>
-__device__ inline void rows_times(mma::Acc (&acc)[TILES], const T *left, int ld_left, int row0,
-                                  const T *right, int ld_right, int col0, int depth) {
-  for (int kk = 0; kk < depth; kk += 16) {
-    mma::FragA a;
-    mma::load_a(a, left, ld_left, row0, kk);
-#pragma unroll
-    for (int nt = 0; nt < TILES; ++nt) {
-      mma::FragB b;
-      mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
-      mma::mma(acc[nt], a, b, T{});
-    }
-  }
-}
-
 template <class In, int K, bool SCALAR>
-__global__ void __launch_bounds__(FWD_THREADS)
-    chunk_gla_fwd_tc_kernel(const In *qd, const In *kd, const In *v, const In *A16,
-                            const float *decay, const float *h0, In *o, float *ht, float *h_out,
-                            DeviceChunkTable t, ChunkDims d) {
+__global__ void __launch_bounds__(STATE_THREADS)
+    chunk_gla_state_tc_kernel(TcStatePass p, DeviceChunkTable t, ChunkDims d) {
   constexpr int G = SCALAR ? 1 : K;
-  using S = FwdShared<In, K, G>;
+  using S = StateShared<In, K, G>;
   using X = ChunkTiles<In, K, G>;
-  constexpr int KEY_TILES = K / 16, SHARING = FWD_WARPS / KEY_TILES;
+  constexpr int KEY_TILES = K / 16, SHARING = STATE_WARPS / KEY_TILES;
   constexpr int STATE_TILES = TC_BV / 8 / SHARING; // n tiles of a warp's state
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
@@ -421,20 +321,25 @@ __global__ void __launch_bounds__(FWD_THREADS)
   const int warp = threadIdx.x / 32;
   const int key0 = 16 * (warp % KEY_TILES), scol0 = TC_BV / SHARING * (warp / KEY_TILES);
   const int row0 = SUB * (warp % 4), ocol0 = TC_BV / 2 * (warp / 4);
-  const int first = t.seq_first_chunk[n_seq], end = t.seq_first_chunk[n_seq + 1];
+  const int first = t.seq_first_chunk[n_seq], chunks = t.seq_first_chunk[n_seq + 1] - first;
+  const auto chunk = [&](int step) { return p.reverse ? first + chunks - 1 - step : first + step; };
+  In *o = static_cast<In *>(p.o), *s_chunks16 = static_cast<In *>(p.s_chunks16);
 
-  // the state tile, in accumulators: tile nt covers keys key0.., columns scol0 + 8 nt..; its
-  // copy in s.h (the input type), the state at the start of each chunk
+  // the state tile, in accumulators: tile nt covers keys key0.., columns scol0 + 8 nt..; at the
+  // start of chunk c (before its update) copied to s.h[buffer] (with an output, or to be stored in
+  // the input type) and written in fp32 where asked
   mma::Acc state[STATE_TILES];
-  const auto share_state = [&](int c) {
+  const bool shared_copy = o || s_chunks16;
+  const auto at_chunk = [&](int c, int buffer) {
 #pragma unroll
     for (int nt = 0; nt < STATE_TILES; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = key0 + mma::acc_row(e), col = scol0 + nt * 8 + mma::acc_col(e);
-        s.h[key][col] = to<In>(state[nt].x[e]);
-        if (h_out && c < end)
-          h_out[at_state(c, hd, key, v0 + col, d)] = state[nt].x[e];
+        if (shared_copy)
+          s.h[buffer][key][col] = to<In>(state[nt].x[e]);
+        if (p.s_chunks)
+          p.s_chunks[at_state(c, hd, key, v0 + col, d)] = state[nt].x[e];
       }
   };
 #pragma unroll
@@ -442,39 +347,39 @@ __global__ void __launch_bounds__(FWD_THREADS)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + mma::acc_row(e), col = v0 + scol0 + nt * 8 + mma::acc_col(e);
-      state[nt].x[e] = h0 ? h0[at_state(n_seq, hd, key, col, d)] : 0.0f;
+      state[nt].x[e] = p.s0 ? p.s0[at_state(n_seq, hd, key, col, d)] : 0.0f;
     }
-  share_state(first);
-  if (first < end)
-    copy_chunk(s.tiles[0], qd, kd, v, A16, decay, chunk_rows(t, first), first, hd, v0, d);
+  if (chunks > 0)
+    copy_chunk(s.tiles[0], p, chunk_rows(t, chunk(0)), chunk(0), hd, v0, d);
 
-  for (int c = first; c < end; ++c) {
+  for (int step = 0; step < chunks; ++step) {
+    const int c = chunk(step);
     const ChunkRows rows = chunk_rows(t, c);
-    X &x = s.tiles[(c - first) % 2];
+    X &x = s.tiles[step % 2];
+    const In(*h)[TC_BV + PAD] = s.h[step % 2];
+    at_chunk(c, step % 2);
     mma::wait_copies();
-    __syncthreads(); // chunk c's tiles and s.h are in; every warp is done with chunk c - 1
-    if (c + 1 < end)
-      copy_chunk(s.tiles[(c + 1 - first) % 2], qd, kd, v, A16, decay, chunk_rows(t, c + 1), c + 1,
-                 hd, v0, d);
-
-    // -- o = (q~ . e^{g_cum}) h + A V on the warp's rows and columns
-    mma::Acc acc[O_TILES];
-    rows_times(acc, &x.qd[0][0], X::LK, row0, &s.h[0][0], X::LV, ocol0, K);
-    rows_times(acc, &x.a[0][0], X::LC, row0, &x.v[0][0], X::LV, ocol0, row0 + SUB);
-#pragma unroll
-    for (int nt = 0; nt < O_TILES; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; e += 2) {
-        const int i = row0 + mma::acc_row(e), col = v0 + ocol0 + nt * 8 + mma::acc_col(e);
-        if (i < rows.n) {
-          In *p = o + at_v(rows.bos + i, hd, col, d);
-          p[0] = to<In>(acc[nt].x[e]);
-          p[1] = to<In>(acc[nt].x[e + 1]);
-        }
+    __syncthreads(); // chunk c's tiles and state are in; every warp is done with the chunk before
+    if (step + 1 < chunks)
+      copy_chunk(s.tiles[(step + 1) % 2], p, chunk_rows(t, chunk(step + 1)), chunk(step + 1), hd,
+                 v0, d);
+    if (s_chunks16) // the state at the chunk's start in the input type, 16 bytes a store
+      for (int e = threadIdx.x; e < K * (TC_BV / 8); e += STATE_THREADS) {
+        const int key = e / (TC_BV / 8), col = (e % (TC_BV / 8)) * 8;
+        *reinterpret_cast<uint4 *>(s_chunks16 + at_state(c, hd, key, v0 + col, d)) =
+            *reinterpret_cast<const uint4 *>(&h[key][col]);
       }
-    __syncthreads(); // s.h is no longer read
 
-    // -- h' = Diag(e^{gl}) h + (K . e^{gl - g_cum})^T V on the warp's keys and columns
+    if (o) { // o = (q~ . e^{g_cum}) h + A V on the warp's rows and columns
+      mma::Acc acc[O_TILES];
+      rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+      rows_times(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0, row0 + SUB);
+      store_rows(o, acc, row0, v0 + ocol0, rows.n,
+                 static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
+                 [](int, int, float x) { return x; });
+    }
+
+    // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float decay_e = x.decay[SCALAR ? 0 : key0 + mma::acc_row(e)];
@@ -482,66 +387,68 @@ __global__ void __launch_bounds__(FWD_THREADS)
       for (int nt = 0; nt < STATE_TILES; ++nt)
         state[nt].x[e] *= decay_e;
     }
-    for (int kk = 0; kk < C; kk += 16) {
-      mma::FragA a;
-      mma::load_a_transposed(a, &x.kd[0][0], X::LK, key0, kk);
-#pragma unroll
-      for (int nt = 0; nt < STATE_TILES; ++nt) {
-        mma::FragB b;
-        mma::load_b_rows(b, &x.v[0][0], X::LV, kk, scol0 + nt * 8);
-        mma::mma(state[nt], a, b, In{});
-      }
-    }
-    share_state(c + 1);
+    transposed_times_rows(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0, 0, C);
   }
-  if (ht)
+  if (p.s_end)
 #pragma unroll
     for (int nt = 0; nt < STATE_TILES; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = key0 + mma::acc_row(e), col = v0 + scol0 + nt * 8 + mma::acc_col(e);
-        ht[at_state(n_seq, hd, key, col, d)] = state[nt].x[e];
+        p.s_end[at_state(n_seq, hd, key, col, d)] = state[nt].x[e];
       }
 }
 
 template <class In, int K, bool SCALAR>
-void launch_tc(const void *q, const void *k, const void *v, const float *g, const float *h0,
-               void *o, const TcScratch &scratch, float *ht, float *g_cum, float *h, float *A,
-               const DeviceChunkTable &t, const ChunkDims &d) {
-  const int score_bytes = static_cast<int>(sizeof(ScoreShared<In, K>));
-  auto *scores = chunk_gla_scores_tc_kernel<In, K, SCALAR>;
-  allow_shared_memory(scores, score_bytes, "chunk_gla_scores_tc_kernel");
-  if (t.NC > 0)
-    scores<<<dim3(t.NC, d.H), SCORE_THREADS, score_bytes>>>(
-        in<In>(q), in<In>(k), g, out<In>(scratch.A16), out<In>(scratch.qd), out<In>(scratch.kd),
-        scratch.decay, A, g_cum, t, d);
-  check("chunk_gla_scores_tc_kernel");
-  const int bytes = static_cast<int>(sizeof(FwdShared < In, K, SCALAR ? 1 : K >));
-  auto *forward = chunk_gla_fwd_tc_kernel<In, K, SCALAR>;
-  allow_shared_memory(forward, bytes, "chunk_gla_fwd_tc_kernel");
-  forward<<<dim3(t.N, d.H, d.V / TC_BV), FWD_THREADS, bytes>>>(
-      in<In>(scratch.qd), in<In>(scratch.kd), in<In>(v), in<In>(scratch.A16), scratch.decay, h0,
-      out<In>(o), ht, h, t, d);
+void launch_scores(const void *q, const void *k, const float *g, const TcScratch &scratch, float *A,
+                   float *g_cum, const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(ScoreShared<In, K>));
+  auto *kernel = chunk_gla_scores_tc_kernel<In, K, SCALAR>;
+  allow_shared_memory(kernel, bytes, "chunk_gla_scores_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), SCORE_THREADS, bytes>>>(in<In>(q), in<In>(k), g, out<In>(scratch.A16),
+                                                    out<In>(scratch.qd), out<In>(scratch.kd),
+                                                    scratch.decay, A, g_cum, t, d);
+}
+
+template <class In, int K, bool SCALAR>
+void launch_state(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(StateShared < In, K, SCALAR ? 1 : K >));
+  auto *kernel = chunk_gla_state_tc_kernel<In, K, SCALAR>;
+  allow_shared_memory(kernel, bytes, "chunk_gla_state_tc_kernel");
+  kernel<<<dim3(t.N, d.H, d.V / TC_BV), STATE_THREADS, bytes>>>(p, t, d);
 }
 
 } // namespace
 
-void launch_chunk_gla_fwd_tc(const void *q, const void *k, const void *v, const float *g,
-                             const float *h0, void *o, const TcScratch &scratch, float *ht,
-                             float *g_cum, float *h, float *A, const DeviceChunkTable &t,
-                             const ChunkDims &d) {
+void launch_chunk_gla_scores_tc(const void *q, const void *k, const float *g,
+                                const TcScratch &scratch, float *A, float *g_cum,
+                                const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    if (d.G == 1)
+      d.K == 64 ? launch_scores<In, 64, true>(q, k, g, scratch, A, g_cum, t, d)
+                : launch_scores<In, 128, true>(q, k, g, scratch, A, g_cum, t, d);
+    else
+      d.K == 64 ? launch_scores<In, 64, false>(q, k, g, scratch, A, g_cum, t, d)
+                : launch_scores<In, 128, false>(q, k, g, scratch, A, g_cum, t, d);
+  });
+  check_sync("chunk_gla_scores_tc_kernel");
+}
+
+void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t,
+                               const ChunkDims &d) {
   if (t.N == 0)
     return;
   with_input_type(d, [&](auto x) {
     using In = decltype(x);
     if (d.G == 1)
-      d.K == 64 ? launch_tc<In, 64, true>(q, k, v, g, h0, o, scratch, ht, g_cum, h, A, t, d)
-                : launch_tc<In, 128, true>(q, k, v, g, h0, o, scratch, ht, g_cum, h, A, t, d);
+      d.K == 64 ? launch_state<In, 64, true>(p, t, d) : launch_state<In, 128, true>(p, t, d);
     else
-      d.K == 64 ? launch_tc<In, 64, false>(q, k, v, g, h0, o, scratch, ht, g_cum, h, A, t, d)
-                : launch_tc<In, 128, false>(q, k, v, g, h0, o, scratch, ht, g_cum, h, A, t, d);
+      d.K == 64 ? launch_state<In, 64, false>(p, t, d) : launch_state<In, 128, false>(p, t, d);
   });
-  check_sync("chunk_gla_fwd_tc_kernel");
+  check_sync("chunk_gla_state_tc_kernel");
 }
 
 } // namespace ruleproof::gpu::detail

@@ -30,14 +30,45 @@ struct TcScratch {
   void *A16 = nullptr, *qd = nullptr, *kd = nullptr;
   float *decay = nullptr;
 };
-/// The tensor-core forward (gpu/chunk_gla_tc.cu): g_cum, the scores and the decayed factors of
-/// every chunk into `scratch`, then the states and o in one sequential kernel; ht (the final
-/// state), g_cum, h (the state at each chunk's start) and A (the scores in fp32) optional
-/// outputs, h0 optional.
-void launch_chunk_gla_fwd_tc(const void *q, const void *k, const void *v, const float *g,
-                             const float *h0, void *o, const TcScratch &scratch, float *ht,
-                             float *g_cum, float *h, float *A, const DeviceChunkTable &t,
-                             const ChunkDims &d);
+/// The scores kernel of the tensor-core path (gpu/chunk_gla_tc.cu), every chunk at once:
+/// g_cum, the scores and the decayed factors into `scratch`; A (the scores in fp32) and g_cum
+/// optional outputs.
+void launch_chunk_gla_scores_tc(const void *q, const void *k, const float *g,
+                                const TcScratch &scratch, float *A, float *g_cum,
+                                const DeviceChunkTable &t, const ChunkDims &d);
+/// \brief One run of the tensor-core sequential kernel (gpu/chunk_gla_tc.cu) over each
+/// sequence's chunks, in order or (reverse) backwards, with the state s [K, V] per (sequence,
+/// head): s <- Diag(decay) s + left^T right at each chunk. The forward's states h: left kd, right
+/// v, s0 = h0, and the output o = qd h + A16 v when o is given; the backward's dh: left qd,
+/// right dO, s0 = dht, reverse. Arrays in the input type unless said; the optional outputs
+/// null when not wanted.
+struct TcStatePass {
+  const void *left = nullptr;   ///< [B*T, H, K]
+  const void *right = nullptr;  ///< [B*T, H, V]
+  const float *decay = nullptr; ///< [NC, H, G] e^{gl}, fp32
+  const float *s0 = nullptr;    ///< [N, H, K, V] fp32, optional (zero)
+  bool reverse = false;
+  void *o = nullptr;                        ///< [B*T, H, V], optional
+  const void *qd = nullptr, *A16 = nullptr; ///< the output's operands, with o
+  float *s_end = nullptr;                   ///< [N, H, K, V] fp32: the state at the end
+  float *s_chunks = nullptr;                ///< [NC, H, K, V] fp32: at each chunk's start
+  void *s_chunks16 = nullptr;               ///< the same in the input type
+};
+void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
+/// The tensor-core backward of every chunk (gpu/chunk_gla_bwd_tc.cu): dq, dk, dv (the input
+/// type) and dG = q . dq - k . dk [B*T, H, G] (fp32, as launch_chunk_bwd_dqkv's; summed over the
+/// keys for a scalar gate), from q, k, v, g, dO, the
+/// scores and kd of the scores kernel (`scratch`), the states at each chunk's start h16 and the
+/// state gradients after each chunk dh16 [NC, H, K, V] (the input type).
+void launch_chunk_gla_bwd_tc(const void *q, const void *k, const void *v, const float *g,
+                             const void *d_o, const TcScratch &scratch, const void *h16,
+                             const void *dh16, void *dq, void *dk, void *dv, float *dG,
+                             const DeviceChunkTable &t, const ChunkDims &d);
+/// The tensor-core path's dg (gpu/chunk_gla_bwd_tc.cu): launch_chunk_bwd_dg's sums, parallel over
+/// chunks, from dG [B*T, H, G] (a scalar gate's already summed over the keys); chunk_sums a
+/// workspace of 2 NC H G floats.
+void launch_chunk_gla_bwd_dg_tc(const float *dG, const float *ht, const float *dht, float *dg,
+                                float *chunk_sums, const DeviceChunkTable &t, const ChunkDims &d);
 /// dg = the reverse cumulative sum of dG over each sequence, with rowsum(ht . dht) added at
 /// its last row (ht, dht optional: both or neither); summed over keys when G == 1. dG is
 /// overwritten.

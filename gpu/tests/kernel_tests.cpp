@@ -76,19 +76,23 @@ TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
     }
 }
 
-// The tensor-core path (gpu/chunk_gla_tc.cu): the forward of the rules that have one, judged
-// under the tensor-core policy (gpu/check.hpp, forward_policy); its causality and varlen
-// bitwise. Its backward is the CUDA-core one, tested above.
-TEST_CASE("tensor_core_forward_within_factor_of_twin", "[gpu][tensor_cores]") {
-  for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16})
+// The tensor-core path (gpu/chunk_gla_tc.cu, gpu/chunk_gla_bwd_tc.cu): the forward and the
+// backward of the rules that have them, judged under the tensor-core policy (gpu/check.hpp,
+// forward_policy, backward_policy); its causality and varlen bitwise.
+TEST_CASE("tensor_core_kernels_within_factor_of_twin", "[gpu][tensor_cores]") {
+  for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16}) {
     each_rule(
         t, gen::Need::any, [](const Case &c) { return check_forward(c, threads()); },
         gpu::KernelPath::tensor_cores);
+    each_rule(
+        t, gen::Need::any, [](const Case &c) { return check_backward(c, threads()); },
+        gpu::KernelPath::tensor_cores);
+  }
   each_rule(gpu::DType::bf16, gen::Need::causal, check_causality, gpu::KernelPath::tensor_cores);
   each_rule(gpu::DType::bf16, gen::Need::varlen, check_varlen, gpu::KernelPath::tensor_cores);
 }
 
-TEST_CASE("tensor_core_forward_every_k_v_ragged_t_and_empty_sequence", "[gpu][tensor_cores]") {
+TEST_CASE("tensor_core_every_k_v_ragged_t_and_empty_sequence", "[gpu][tensor_cores]") {
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     if (gpu::has_tensor_core_forward(rule))
       DYNAMIC_SECTION(name_of(rule)) {
@@ -99,8 +103,6 @@ TEST_CASE("tensor_core_forward_every_k_v_ragged_t_and_empty_sequence", "[gpu][te
             for (const auto &[K, V] : fixed_key_value_sizes)
               DYNAMIC_SECTION("K" << K << "_V" << V) {
                 for (const FixedCheck &f : fixed_checks(rule, t, K, V)) {
-                  if (f.kind == Kind::backward)
-                    continue;
                   Case c = f.c;
                   c.path = gpu::KernelPath::tensor_cores;
                   const Result r = run(f.kind, c, threads());

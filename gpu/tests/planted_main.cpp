@@ -4,10 +4,12 @@
 // in bf16, gpu/chunk_gated_oja.cu reads the states gated_oja transposes (h0, dht, h, ht, dh,
 // dh0) in bf16), to see them fail, on every rule (dplr_fla runs none of chunk_delta.cu's beta
 // reads: its failures are its own file's).
-// With `--kernels tensor-cores` it checks the tensor-core forward instead (gpu/chunk_gla_tc.cu:
-// gla's off-diagonal scores take their right factor against the row before the reference row;
-// simple_gla's scores drop their diagonal), on the rules that have one, and the forward check
-// alone must fail: that kernel holds no other planted bug.
+// With `--kernels tensor-cores` it checks the tensor-core kernels instead, on the rules that have
+// them: the forward's bug (gpu/chunk_gla_tc.cu: gla's off-diagonal scores take their right
+// factor against the row before the reference row; simple_gla's scores drop their diagonal) must
+// fail the forward check, the backward's (gpu/chunk_gla_bwd_tc.cu: gla's dk takes its right
+// factors against the row before the reference row; simple_gla's dk drops its diagonal term)
+// the backward check on dq, dk or dg, the outputs the forward's bug cannot reach.
 // Prints every result; exits 0 when every case's forward or backward check fails (the bug was
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
@@ -46,10 +48,24 @@ int main(int argc, char **argv) {
       c.gate_scale = gate_scale;
       c.seed = 11;
       const Result f = check_forward(c);
-      const Result b = tensor_cores ? Result{} : check_backward(c);
-      std::printf("%s%s", f.summary().c_str(), tensor_cores ? "" : b.summary().c_str());
+      const Result b = check_backward(c);
+      std::printf("%s%s", f.summary().c_str(), b.summary().c_str());
       if (f.holds() && b.holds()) {
         std::printf("MISSED: the planted bug passed every check on %s\n", c.describe().c_str());
+        ++missed;
+      }
+      // the tensor-core path plants a bug in each of its kernels: the forward's (in the scores)
+      // must fail the forward, the backward's (in dk) the backward's dq, dk or dg, which the
+      // scores do not reach (only dv reads them)
+      const auto fails = [&](const char *output) {
+        for (const Verdict &v : b.verdicts)
+          if (v.output == output && !v.holds())
+            return true;
+        return false;
+      };
+      if (tensor_cores && (f.holds() || !(fails("dq") || fails("dk") || fails("dg")))) {
+        std::printf("MISSED: a planted bug of the tensor-core %s passed on %s\n",
+                    f.holds() ? "forward" : "backward", c.describe().c_str());
         ++missed;
       }
     }

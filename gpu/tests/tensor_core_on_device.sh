@@ -12,7 +12,9 @@
 # (gpu_bench), ncu, sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
-# RULES (default "gla simple_gla"), CASES (default 6). After every step everything so far is
+# RULES (default "gla simple_gla"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
+# the rule's, e.g. "-c bf16 -c K64_V64"), NCU_LAUNCHES (default 11: the forward twice, then the
+# forward and the backward). After every step everything so far is
 # packed into $OUT/tensor_core.tar.gz, so a call cut short still brings back what it did.
 set -u -o pipefail
 CARRY=${1:?usage: tensor_core_on_device.sh CARRY [FLA]}
@@ -49,14 +51,14 @@ for step in ${STEPS:-check bench ncu}; do
   ncu)
     for r in $rules; do
       LD_LIBRARY_PATH=$bench_path timeout 120 ncu --clock-control none \
-        --kernel-name regex:_tc_kernel --launch-count 2 \
+        --kernel-name regex:'_tc_kernel|chunk_bwd_dg' --launch-count ${NCU_LAUNCHES:-11} \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
         --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
         --metrics gpu__time_duration.sum,dram__bytes.sum,dram__bytes.sum.per_second,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
         "$CARRY/bin/gpu_bench" --rule "$r" --kernels tensor-cores --warmup 0 --repeat 1 \
         --out "$work/ncu_bench_$r.json" >"$work/ncu_$r.txt" 2>&1
       echo "ncu $r exit $?"
-      grep -E "_tc_kernel<|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
+      grep -E "_tc_kernel<|chunk_bwd_dg_kernel|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
         "$work/ncu_$r.txt"
     done
     ;;
@@ -66,7 +68,7 @@ for step in ${STEPS:-check bench ncu}; do
       for r in $rules; do
         (RC_PARAMS=max_success=1 timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" \
           --error-exitcode 9 "$CARRY/bin/gpu_kernel_tests" \
-          tensor_core_forward_every_k_v_ragged_t_and_empty_sequence -c "$r" \
+          tensor_core_every_k_v_ragged_t_and_empty_sequence -c "$r" ${SANITIZE_SECTIONS:-} \
           >"$work/sanitizer_${tool}_$r.log" 2>&1
          echo $? >"$work/sanitizer_${tool}_$r.exit") &
       done

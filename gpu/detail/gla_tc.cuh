@@ -1,0 +1,193 @@
+// ruleproof: the device helpers the GLA family's tensor-core kernels share (gpu/chunk_gla_tc.cu,
+// the forward and the sequential state kernel; gpu/chunk_gla_bwd_tc.cu, the backward): conversions
+// to and from the 16-bit input type, tiles copied into shared memory, a chunk's gates
+// (chunk_local_cumsum of reference/shared/chunk.hpp, in shared memory), the spread limit of a
+// factored decay, and the warp's product of a row block by a matrix stored by rows. CUDA only.
+#pragma once
+
+#include "chunk_device.cuh" // C, ChunkRows, ChunkDims
+#include "mma.cuh"
+
+namespace ruleproof::gpu::detail::tc {
+
+constexpr int PAD = 8;  // 16-bit values each shared row is padded by (16 bytes)
+constexpr int SUB = 16; // rows of a sub-chunk (and of a warp's row block)
+
+template <class T> __device__ inline T to(float x);
+template <> __device__ inline __nv_bfloat16 to(float x) { return __float2bfloat16_rn(x); }
+template <> __device__ inline __half to(float x) { return __float2half_rn(x); }
+__device__ inline float val(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ inline float val(__half x) { return __half2float(x); }
+
+/// Starts copying a tile of `rows` rows of `width` 16-bit values (a multiple of 8) into dst
+/// (`ld` values a row), row r from src + r * stride; rows from `valid` on are zero-filled.
+template <class T>
+__device__ inline void copy_rows_async(T *dst, int ld, const T *src, long stride, int rows,
+                                       int valid, int width) {
+  constexpr int PER = 16 / sizeof(T);
+  const int vectors = width / PER;
+  for (int e = threadIdx.x; e < rows * vectors; e += blockDim.x) {
+    const int r = e / vectors, col = (e % vectors) * PER;
+    mma::copy_async<16>(dst + r * ld + col,
+                        src + static_cast<long>(min(r, valid - 1)) * stride + col, r >= valid);
+  }
+}
+
+/// e^x for a decay factor, by the fast exponential (ex2.approx of x log2(e)): its error, at most
+/// 2 + floor(1.173 |x|) units in the last place (CUDA C++ Programming Guide, "Intrinsic
+/// Functions"), is below 2^-16 relative for |x| <= 80 (and past that the factor underflows), far
+/// below the rounding of the 16-bit operand it becomes or of the 16-bit output it scales (2^-8 or
+/// 2^-11). The terms computed pairwise in fp32, and the states' decays, keep expf.
+__device__ inline float fast_exp(float x) { return __expf(x); }
+
+/// \brief A chunk's gates in shared memory: g_cum (a scalar gate: column 0, its raw values in
+/// column 1, and each row's e^{g_cum} and e^{gl - g_cum}).
+template <int K> struct ChunkGates {
+  static constexpr int LG = K + 8;
+  float g[C][LG];
+  float row_up[C], row_to_end[C];
+};
+
+/// chunk_local_cumsum of the chunk's rows into `s` (bitwise the CUDA-core kernel's: each gate
+/// column summed in row order; rows past n flat), written to g_cum_out too when given. Called
+/// by the whole block; ends synchronised.
+template <int K, bool SCALAR>
+__device__ void chunk_gates(ChunkGates<K> &s, const float *g, ChunkRows rows, int hd,
+                            const ChunkDims &d, float *g_cum_out) {
+  const int tid = threadIdx.x, n = rows.n, last = n - 1;
+  if (SCALAR) {
+    if (tid < C)
+      s.g[tid][1] = tid < n ? g[static_cast<long>(rows.bos + tid) * d.H + hd] : 0.0f;
+  } else { // 4 a load; zeros past n
+    for (int e = tid; e < C * (K / 4); e += blockDim.x) {
+      const int r = e / (K / 4), col = (e % (K / 4)) * 4;
+      float4 x = make_float4(0, 0, 0, 0);
+      if (r < n)
+        x = *reinterpret_cast<const float4 *>(g + (static_cast<long>(rows.bos + r) * d.H + hd) * K +
+                                              col);
+      *reinterpret_cast<float4 *>(&s.g[r][col]) = x;
+    }
+  }
+  __syncthreads();
+  if (SCALAR) {
+    if (tid < C) { // row tid's g_cum (rows past n: gl's), and gl
+      float acc = 0, gi = 0;
+      for (int i = 0; i < n; ++i) {
+        acc += s.g[i][1];
+        if (i == min(tid, last))
+          gi = acc;
+      }
+      s.g[tid][0] = gi;
+      s.row_up[tid] = expf(gi);
+      s.row_to_end[tid] = expf(acc - gi);
+      if (g_cum_out && tid < n)
+        g_cum_out[static_cast<long>(rows.bos + tid) * d.H + hd] = gi;
+    }
+  } else if (tid < K) { // column tid, summed down in place
+    float acc = 0;
+    for (int i = 0; i < C; ++i) {
+      acc += s.g[i][tid];
+      s.g[i][tid] = acc;
+      if (g_cum_out && i < n)
+        g_cum_out[(static_cast<long>(rows.bos + i) * d.H + hd) * K + tid] = acc;
+    }
+  }
+  __syncthreads();
+}
+
+/// The largest spread of a factored decay inside a sub-chunk's diagonal block: factors such as
+/// k e^{spread} stay within the input type's range (fp16's largest value is 65504).
+template <class T> constexpr float spread_limit = 40.0f;
+template <> constexpr float spread_limit<__half> = 8.0f;
+
+/// The rows i (bit i) of the 16 from row0 whose spread against row `ref` exceeds the limit on
+/// some key: sign * (g_cum[ref] - g_cum[row0 + i]) > spread_limit<T>. Called by a whole warp.
+template <class T, int K>
+__device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], int row0, int ref,
+                                     float sign) {
+  const int lane = threadIdx.x % 32;
+  unsigned rows = 0;
+  for (int i = 0; i < SUB; ++i) {
+    bool wide = false;
+    for (int col = lane; col < K; col += 32)
+      wide = wide || sign * (g_cum[ref][col] - g_cum[row0 + i][col]) > spread_limit<T>;
+    if (__any_sync(0xffffffffu, wide))
+      rows |= 1u << i;
+  }
+  return rows;
+}
+
+/// acc += rows [row0, row0 + 16) of `left` times rows [0, depth) of `right` (stored by rows),
+/// columns [col0, col0 + 8 TILES).
+template <class T, int TILES>
+__device__ inline void rows_times(mma::Acc (&acc)[TILES], const T *left, int ld_left, int row0,
+                                  const T *right, int ld_right, int col0, int depth) {
+  for (int kk = 0; kk < depth; kk += 16) {
+    mma::FragA a;
+    mma::load_a(a, left, ld_left, row0, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt) {
+      mma::FragB b;
+      mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      mma::mma(acc[nt], a, b, T{});
+    }
+  }
+}
+
+/// acc += rows [row0, row0 + 16) of `left` times the transpose of `right` (stored by rows: its
+/// rows [col0, col0 + 8 TILES) are the columns), over columns [0, depth) of both.
+template <class T, int TILES>
+__device__ inline void rows_times_transposed(mma::Acc (&acc)[TILES], const T *left, int ld_left,
+                                             int row0, const T *right, int ld_right, int col0,
+                                             int depth) {
+  for (int kk = 0; kk < depth; kk += 16) {
+    mma::FragA a;
+    mma::load_a(a, left, ld_left, row0, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt) {
+      mma::FragB b;
+      mma::load_b(b, right, ld_right, col0 + nt * 8, kk);
+      mma::mma(acc[nt], a, b, T{});
+    }
+  }
+}
+
+/// acc += rows [row0, row0 + 16) of the transpose of `left` (stored by rows: its columns
+/// [row0, row0 + 16) are the rows) times `right` (stored by rows), over rows [from, depth) of
+/// both, columns [col0, col0 + 8 TILES).
+template <class T, int TILES>
+__device__ inline void transposed_times_rows(mma::Acc (&acc)[TILES], const T *left, int ld_left,
+                                             int row0, const T *right, int ld_right, int col0,
+                                             int from, int depth) {
+  for (int kk = from; kk < depth; kk += 16) {
+    mma::FragA a;
+    mma::load_a_transposed(a, left, ld_left, row0, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt) {
+      mma::FragB b;
+      mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      mma::mma(acc[nt], a, b, T{});
+    }
+  }
+}
+
+/// Stores the accumulators of rows [row0, row0 + 16), columns [col0, col0 + 8 TILES) of a
+/// [rows, H, width] tensor at dst (rows < n only), each value mapped by f(row, column, value)
+/// and rounded to T.
+template <class T, int TILES, class F>
+__device__ inline void store_rows(T *dst, const mma::Acc (&acc)[TILES], int row0, int col0, int n,
+                                  long row_at, long stride, F f) {
+#pragma unroll
+  for (int nt = 0; nt < TILES; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = row0 + mma::acc_row(e), col = col0 + nt * 8 + mma::acc_col(e);
+      if (i < n) {
+        T *p = dst + (row_at + static_cast<long>(i) * stride) + col;
+        p[0] = to<T>(f(i, col, acc[nt].x[e]));
+        p[1] = to<T>(f(i, col + 1, acc[nt].x[e + 1]));
+      }
+    }
+}
+
+} // namespace ruleproof::gpu::detail::tc
