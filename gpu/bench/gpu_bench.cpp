@@ -5,7 +5,7 @@
 //             [--fla fla_bench.json] [--out reports/out/gpu_bench.json]
 //
 // Each rule runs on each kernel path asked for (kernel_rule.hpp, KernelPath; a rule with no
-// tensor-core forward is timed on the CUDA-core path alone). With --fla (the JSON of
+// tensor-core kernels is timed on the CUDA-core path alone). With --fla (the JSON of
 // tools/fla_bench.py, run on the same machine at the same shape), every figure is printed beside
 // flash-linear-attention's, with the ratio ours / theirs, also written to the JSON.
 //
@@ -313,8 +313,8 @@ int main(int argc, char **argv) {
                                        path_name(KernelPath::tensor_cores)};
   std::vector<std::string> kernels = paths;
   app.add_option("--kernels", kernels,
-                 "kernel paths to time (repeatable): cuda-cores, tensor-cores (a rule without a "
-                 "tensor-core forward runs on CUDA cores alone)")
+                 "kernel paths to time (repeatable): cuda-cores, tensor-cores (a rule without "
+                 "tensor-core kernels runs on CUDA cores alone)")
       ->check(CLI::IsMember(paths))
       ->capture_default_str();
   std::string fla_path;

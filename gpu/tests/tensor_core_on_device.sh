@@ -13,7 +13,7 @@
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
 # RULES (default "gla simple_gla"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
-# the rule's, e.g. "-c bf16 -c K64_V64"), NCU_LAUNCHES (default 11: the forward twice, then the
+# the rule's, e.g. "-c bf16 -c K64_V64"), NCU_LAUNCHES (default 13: the forward twice, then the
 # forward and the backward). After every step everything so far is
 # packed into $OUT/tensor_core.tar.gz, so a call cut short still brings back what it did.
 set -u -o pipefail
@@ -51,14 +51,14 @@ for step in ${STEPS:-check bench ncu}; do
   ncu)
     for r in $rules; do
       LD_LIBRARY_PATH=$bench_path timeout 120 ncu --clock-control none \
-        --kernel-name regex:'_tc_kernel|chunk_bwd_dg' --launch-count ${NCU_LAUNCHES:-11} \
+        --kernel-name regex:'_tc_kernel|chunk_dg_' --launch-count ${NCU_LAUNCHES:-13} \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
         --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
         --metrics gpu__time_duration.sum,dram__bytes.sum,dram__bytes.sum.per_second,sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
         "$CARRY/bin/gpu_bench" --rule "$r" --kernels tensor-cores --warmup 0 --repeat 1 \
         --out "$work/ncu_bench_$r.json" >"$work/ncu_$r.txt" 2>&1
       echo "ncu $r exit $?"
-      grep -E "_tc_kernel<|chunk_bwd_dg_kernel|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
+      grep -E "_tc_kernel<|chunk_dg_|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
         "$work/ncu_$r.txt"
     done
     ;;
