@@ -53,8 +53,8 @@ struct GpuCheckOptions {
     if (path() == gpu::KernelPath::cuda_cores)
       return policy_name(kernels_policy);
     return policy_name(gpu::Policy::tensor_core) +
-           " (the forward and the backward of the rules with "
-           "tensor-core kernels: gla, simple_gla), " +
+           " (the kernels that run on tensor cores: gla's and simple_gla's forward and "
+           "backward, gated_delta_rule's forward), " +
            policy_name(kernels_policy) + " (the rest)";
   }
 };
@@ -439,8 +439,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--kernels", opt->kernels,
                   "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
                   "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla "
-                  "and simple_gla, judged under the tensor-core policy; the other rules stay on "
-                  "CUDA cores)")
+                  "and simple_gla and forward of gated_delta_rule, judged under the tensor-core "
+                  "policy; the rest stays on CUDA cores)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();

@@ -1,8 +1,9 @@
 // ruleproof: the host side of the chunkwise delta-rule kernels: shape checks, buffers, and the
 // kernels' order. Forward: chunk_local_cumsum, chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril,
-// recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o. Backward: the forward's stages again (none
-// is stored by the forward), then chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg,
-// chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse.
+// recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o; gated_delta_rule's on tensor cores
+// (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w. Backward: the
+// forward's stages again (none is stored by the forward), then chunk_bwd_dv_local, chunk_bwd_dhu,
+// chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse.
 #include "chunk_delta.hpp"
 
 #include "detail/delta_launch.hpp"
@@ -44,6 +45,55 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
   return st;
 }
 
+/// gated_delta_rule's forward on tensor cores (gpu/chunk_delta_tc.cu): the WY kernel, then the
+/// sequential kernel with w (v_new, the output and the state fused); the stages written when
+/// asked for.
+DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
+                                 const detail::ChunkDims &d, const ChunkShapes &s,
+                                 const ChunkOptions &opts) {
+  const std::size_t C = kernel_chunk_size;
+  const bool poison = opts.poison_outputs, stages = opts.return_stages;
+  const DType in = args.q->dtype();
+  DeltaForward r;
+  r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
+  if (opts.output_final_state)
+    r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  if (stages) {
+    r.g_cum = output(DType::fp32, args.g->shape(), poison);
+    r.A0 = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
+    r.A = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
+    r.w = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
+    r.u = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+    r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+    r.v_new = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
+  }
+  DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison);
+  DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
+  DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
+  DeviceArray decay = output(DType::fp32, {s.NC, s.H}, poison);
+  const detail::DeviceChunkTable t = table.device();
+  detail::DeltaTcScratch x{Aqk.data(), qd.data(), kd.data(), w.data(), u.data(), f32(decay)};
+  detail::DeltaTcStages st;
+  if (stages)
+    st = {f32(r.g_cum), f32(r.A0), f32(r.A), f32(r.w), f32(r.u)};
+  detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                   f32(args.beta), x, st, t, d);
+  detail::TcStatePass p;
+  p.left = kd.data();
+  p.right = u.data();
+  p.w = w.data();
+  p.decay = f32(decay);
+  p.s0 = f32(args.h0);
+  p.o = r.o.data();
+  p.qd = qd.data();
+  p.A16 = Aqk.data();
+  p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+  p.s_chunks = stages ? f32(r.h) : nullptr;
+  p.v_new = stages ? f32(r.v_new) : nullptr;
+  detail::launch_chunk_gla_state_tc(p, t, d);
+  return r;
+}
+
 void expect_args(const DeltaArgs &args) {
   if (!args.q || !args.k || !args.v || !args.g || !args.beta)
     throw InputError(!args.q   ? "q"
@@ -78,6 +128,8 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   const bool poison = opts.poison_outputs;
+  if (opts.path == KernelPath::tensor_cores && gate == GateKind::scalar)
+    return tensor_core_forward(args, table, d, s, opts);
   Stages st = forward_stages(args, table, d, s, opts.output_final_state, poison);
   DeltaForward r;
   r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);

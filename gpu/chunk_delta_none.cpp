@@ -52,4 +52,10 @@ void launch_chunk_local_cumsum_reverse(float *, float *, const DeviceChunkTable 
   no_cuda("chunk_local_cumsum_reverse_kernel");
 }
 
+void launch_chunk_delta_wy_tc(const void *, const void *, const void *, const float *,
+                              const float *, const DeltaTcScratch &, const DeltaTcStages &,
+                              const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_delta_wy_tc_kernel");
+}
+
 } // namespace ruleproof::gpu::detail

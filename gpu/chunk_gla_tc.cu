@@ -119,12 +119,11 @@ __global__ void __launch_bounds__(SCORE_THREADS)
                                float *decay, float *A_out, float *g_cum_out, DeviceChunkTable t,
                                ChunkDims d) {
   using S = ScoreShared<In, K>;
-  constexpr int G = SCALAR ? 1 : K;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const ChunkRows rows = chunk_rows(t, c);
-  const int n = rows.n, last = n - 1;
+  const int n = rows.n;
   float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
@@ -134,27 +133,9 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   mma::wait_copies();
   __syncthreads();
 
-  // -- qd = q~ . e^{g_cum}, kd = k . e^{gl - g_cum} (8 values a store) and e^{gl}, for the
-  //    sequential kernel; gla: qs, the scores' left factor
-  for (int e = tid; e < n * (K / 8); e += SCORE_THREADS) {
-    const int i = e / (K / 8), col0 = (e % (K / 8)) * 8;
-    alignas(16) In xq[8];
-    alignas(16) In xk[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const int col = col0 + u;
-      const float qi = val(s.q[i][col]) * d.scale, ki = val(s.k[i][col]);
-      const float gi = SCALAR ? g_cum[i][0] : g_cum[i][col];
-      xq[u] = to<In>(qi * (SCALAR ? s.gates.row_up[i] : fast_exp(gi)));
-      xk[u] = to<In>(ki * (SCALAR ? s.gates.row_to_end[i] : fast_exp(g_cum[last][col] - gi)));
-    }
-    *reinterpret_cast<uint4 *>(qd + at_k(rows.bos + i, hd, col0, d)) =
-        *reinterpret_cast<const uint4 *>(xq);
-    *reinterpret_cast<uint4 *>(kd + at_k(rows.bos + i, hd, col0, d)) =
-        *reinterpret_cast<const uint4 *>(xk);
-  }
-  if (tid < G)
-    decay[(static_cast<long>(c) * d.H + hd) * G + tid] = expf(g_cum[last][SCALAR ? 0 : tid]);
+  // -- qd, kd and e^{gl} for the sequential kernel; gla: qs, the scores' left factor
+  store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d, qd,
+                                       kd, decay);
   if (!SCALAR) {
     for (int e = tid; e < C * K; e += SCORE_THREADS) {
       const int i = e / K, col = e % K;
@@ -272,6 +253,7 @@ template <class T, int K, int G> struct alignas(16) ChunkTiles {
   T right[C][LV]; // v or dO
   T qd[C][LK];    // q~ e^{g_cum}: the left factor of the output's state term
   T a[C][LC];     // the scores
+  T w[C][LK];     // the delta rules' w (with TcStatePass::w)
   float decay[G]; // e^{gl}
 };
 template <class T, int K, int G> struct StateShared {
@@ -279,6 +261,7 @@ template <class T, int K, int G> struct StateShared {
   // the state at the start of a chunk, rounded to T (with an output, or stored in T), for chunks
   // of even and odd steps: a chunk's copy is written while the chunk before may still read its own
   T h[2][K][TC_BV + PAD];
+  T v_new[C][TC_BV + PAD]; // the delta rules: u - w h, the update's right factor
 };
 
 /// Starts copying chunk c's tiles into `x` (rows past its end zero).
@@ -291,6 +274,9 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
                   static_cast<long>(d.H) * K, C, rows.n, K);
   copy_rows_async(&x.right[0][0], X::LV, static_cast<const T *>(p.right) + row_at * d.V + v0,
                   static_cast<long>(d.H) * d.V, C, rows.n, TC_BV);
+  if (p.w)
+    copy_rows_async(&x.w[0][0], X::LK, static_cast<const T *>(p.w) + row_at * K,
+                    static_cast<long>(d.H) * K, C, rows.n, K);
   if (p.o) {
     copy_rows_async(&x.qd[0][0], X::LK, static_cast<const T *>(p.qd) + row_at * K,
                     static_cast<long>(d.H) * K, C, rows.n, K);
@@ -370,10 +356,28 @@ __global__ void __launch_bounds__(STATE_THREADS)
             *reinterpret_cast<const uint4 *>(&h[key][col]);
       }
 
-    if (o) { // o = (q~ . e^{g_cum}) h + A V on the warp's rows and columns
+    const In *right = &x.right[0][0]; // the update's right factor: v, dO, or v_new
+    if (p.w) { // v_new = u - w h on the warp's rows and columns, rounded to the input type
+      mma::Acc acc[O_TILES];
+      rows_times(acc, &x.w[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+#pragma unroll
+      for (int nt = 0; nt < O_TILES; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + mma::acc_row(e), col = ocol0 + nt * 8 + mma::acc_col(e);
+          const In x_new = to<In>(val(x.right[i][col]) - acc[nt].x[e]);
+          s.v_new[i][col] = x_new;
+          if (p.v_new && i < rows.n)
+            p.v_new[at_v(rows.bos + i, hd, v0 + col, d)] = val(x_new);
+        }
+      __syncthreads(); // every row of v_new is in
+      right = &s.v_new[0][0];
+    }
+
+    if (o) { // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns
       mma::Acc acc[O_TILES];
       rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
-      rows_times(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0, row0 + SUB);
+      rows_times(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
       store_rows(o, acc, row0, v0 + ocol0, rows.n,
                  static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
                  [](int, int, float x) { return x; });
@@ -387,7 +391,7 @@ __global__ void __launch_bounds__(STATE_THREADS)
       for (int nt = 0; nt < STATE_TILES; ++nt)
         state[nt].x[e] *= decay_e;
     }
-    transposed_times_rows(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0, 0, C);
+    transposed_times_rows(state, &x.left[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
   }
   if (p.s_end)
 #pragma unroll

@@ -30,9 +30,10 @@ inline constexpr KernelRule all_kernel_rules[] = {
 /// \brief Which kernels run a call: the CUDA-core kernels (every product in fp32 on CUDA cores;
 /// judged under the fp32 policy, gpu/twin.hpp) or the tensor-core kernels (products on tensor
 /// cores with operands in the input type; judged under the tensor-core policy). The tensor-core
-/// path covers the forward and the backward of gla and simple_gla so far (gpu/chunk_gla_tc.cu,
-/// gpu/chunk_gla_bwd_tc.cu; has_tensor_core_forward, has_tensor_core_backward); every other
-/// rule runs the CUDA-core kernels on either path. The default stays cuda_cores until the
+/// path covers the forward and the backward of gla and simple_gla (gpu/chunk_gla_tc.cu,
+/// gpu/chunk_gla_bwd_tc.cu) and gated_delta_rule's forward (gpu/chunk_delta_tc.cu) so far
+/// (has_tensor_core_forward, has_tensor_core_backward); the rest runs the CUDA-core kernels on
+/// either path. The default stays cuda_cores until the
 /// tensor-core kernels are faster and hold.
 enum class KernelPath { cuda_cores, tensor_cores };
 
@@ -49,7 +50,8 @@ inline KernelPath path_named(std::string_view name) {
 
 /// Whether the forward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_forward(KernelRule rule) {
-  return rule == KernelRule::gla || rule == KernelRule::simple_gla;
+  return rule == KernelRule::gla || rule == KernelRule::simple_gla ||
+         rule == KernelRule::gated_delta_rule;
 }
 /// Whether the backward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_backward(KernelRule rule) {

@@ -43,5 +43,29 @@ struct ChunkDims {
 void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTable &t,
                                const ChunkDims &d);
 
+/// \brief One run of the tensor-core sequential kernel (gpu/chunk_gla_tc.cu, shared by the GLA
+/// family and the delta rules) over each sequence's chunks, in order or (reverse) backwards, with
+/// the state s [K, V] per (sequence, head): s <- Diag(decay) s + left^T right at each chunk. The
+/// GLA forward's states h: left kd, right v, s0 = h0, and the output o = qd h + A16 v when o is
+/// given; its backward's dh: left qd, right dO, s0 = dht, reverse. With w (the delta rules), the
+/// update's right factor is v_new = right - w s instead (right = u), rounded to the input type,
+/// and the output o = qd h + A16 v_new. Arrays in the input type unless said; the optional
+/// outputs null when not wanted.
+struct TcStatePass {
+  const void *left = nullptr;   ///< [B*T, H, K]
+  const void *right = nullptr;  ///< [B*T, H, V]
+  const float *decay = nullptr; ///< [NC, H, G] e^{gl}, fp32
+  const float *s0 = nullptr;    ///< [N, H, K, V] fp32, optional (zero)
+  bool reverse = false;
+  void *o = nullptr;                        ///< [B*T, H, V], optional
+  const void *qd = nullptr, *A16 = nullptr; ///< the output's operands, with o
+  float *s_end = nullptr;                   ///< [N, H, K, V] fp32: the state at the end
+  float *s_chunks = nullptr;                ///< [NC, H, K, V] fp32: at each chunk's start
+  void *s_chunks16 = nullptr;               ///< the same in the input type
+  const void *w = nullptr;                  ///< [B*T, H, K]: the delta rules' w, with right = u
+  float *v_new = nullptr; ///< [B*T, H, V] fp32, optional (with w): v_new as the update used it
+};
+void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
+
 } // namespace detail
 } // namespace ruleproof::gpu

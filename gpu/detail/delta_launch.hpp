@@ -50,4 +50,23 @@ void launch_chunk_wy_bwd(const void *k, const void *v, const float *beta, const 
 void launch_chunk_local_cumsum_reverse(float *dG, float *dg, const DeviceChunkTable &t,
                                        const ChunkDims &d);
 
+/// What the tensor-core path's WY kernel passes to the sequential kernel, in the input type: the
+/// scores Aqk [B*T, H, C], qd = q~ . e^{g_cum} and kd = k . e^{gl - g_cum} (q's shape), w [B*T, H,
+/// K] and u [B*T, H, V]; and the chunks' decays e^{gl} [NC, H], fp32.
+struct DeltaTcScratch {
+  void *Aqk = nullptr, *qd = nullptr, *kd = nullptr, *w = nullptr, *u = nullptr;
+  float *decay = nullptr;
+};
+/// The stages the WY kernel writes when asked (each optional, fp32): g_cum, A0, A (as the input
+/// type holds it), w and u (likewise).
+struct DeltaTcStages {
+  float *g_cum = nullptr, *A0 = nullptr, *A = nullptr, *w = nullptr, *u = nullptr;
+};
+/// The tensor-core WY kernel of gated_delta_rule (gpu/chunk_delta_tc.cu), every chunk at once:
+/// g_cum, Aqk, A0, A = (I + A0)^-1, w, u and the decayed factors; the sequential kernel
+/// (launch_chunk_gla_state_tc with w) follows it.
+void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const float *g,
+                              const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,
+                              const DeviceChunkTable &t, const ChunkDims &d);
+
 } // namespace ruleproof::gpu::detail

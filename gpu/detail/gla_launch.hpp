@@ -36,25 +36,6 @@ struct TcScratch {
 void launch_chunk_gla_scores_tc(const void *q, const void *k, const float *g,
                                 const TcScratch &scratch, float *A, float *g_cum,
                                 const DeviceChunkTable &t, const ChunkDims &d);
-/// \brief One run of the tensor-core sequential kernel (gpu/chunk_gla_tc.cu) over each
-/// sequence's chunks, in order or (reverse) backwards, with the state s [K, V] per (sequence,
-/// head): s <- Diag(decay) s + left^T right at each chunk. The forward's states h: left kd, right
-/// v, s0 = h0, and the output o = qd h + A16 v when o is given; the backward's dh: left qd,
-/// right dO, s0 = dht, reverse. Arrays in the input type unless said; the optional outputs
-/// null when not wanted.
-struct TcStatePass {
-  const void *left = nullptr;   ///< [B*T, H, K]
-  const void *right = nullptr;  ///< [B*T, H, V]
-  const float *decay = nullptr; ///< [NC, H, G] e^{gl}, fp32
-  const float *s0 = nullptr;    ///< [N, H, K, V] fp32, optional (zero)
-  bool reverse = false;
-  void *o = nullptr;                        ///< [B*T, H, V], optional
-  const void *qd = nullptr, *A16 = nullptr; ///< the output's operands, with o
-  float *s_end = nullptr;                   ///< [N, H, K, V] fp32: the state at the end
-  float *s_chunks = nullptr;                ///< [NC, H, K, V] fp32: at each chunk's start
-  void *s_chunks16 = nullptr;               ///< the same in the input type
-};
-void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 /// The tensor-core backward of every chunk (gpu/chunk_gla_bwd_tc.cu): dq, dk, dv (the input
 /// type) and dG = q . dq - k . dk [B*T, H, G] (fp32, as launch_chunk_bwd_dqkv's; summed over the
 /// keys for a scalar gate), from q, k, v, g, dO, the

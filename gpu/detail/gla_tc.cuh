@@ -41,9 +41,10 @@ __device__ inline void copy_rows_async(T *dst, int ld, const T *src, long stride
 __device__ inline float fast_exp(float x) { return __expf(x); }
 
 /// \brief A chunk's gates in shared memory: g_cum (a scalar gate: column 0, its raw values in
-/// column 1, and each row's e^{g_cum} and e^{gl - g_cum}).
-template <int K> struct ChunkGates {
-  static constexpr int LG = K + 8;
+/// column 1, and each row's e^{g_cum} and e^{gl - g_cum}). COMPACT: room for a scalar gate alone,
+/// for kernels of scalar gates only.
+template <int K, bool COMPACT = false> struct ChunkGates {
+  static constexpr int LG = COMPACT ? 2 : K + 8;
   float g[C][LG];
   float row_up[C], row_to_end[C];
 };
@@ -51,11 +52,12 @@ template <int K> struct ChunkGates {
 /// chunk_local_cumsum of the chunk's rows into `s` (bitwise the CUDA-core kernel's: each gate
 /// column summed in row order; rows past n flat), written to g_cum_out too when given. Called
 /// by the whole block; ends synchronised.
-template <int K, bool SCALAR>
-__device__ void chunk_gates(ChunkGates<K> &s, const float *g, ChunkRows rows, int hd,
+template <int K, bool SCALAR, bool COMPACT>
+__device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows rows, int hd,
                             const ChunkDims &d, float *g_cum_out) {
+  static_assert(SCALAR || !COMPACT, "a per-key gate needs K columns");
   const int tid = threadIdx.x, n = rows.n, last = n - 1;
-  if (SCALAR) {
+  if constexpr (SCALAR) {
     if (tid < C)
       s.g[tid][1] = tid < n ? g[static_cast<long>(rows.bos + tid) * d.H + hd] : 0.0f;
   } else { // 4 a load; zeros past n
@@ -69,7 +71,7 @@ __device__ void chunk_gates(ChunkGates<K> &s, const float *g, ChunkRows rows, in
     }
   }
   __syncthreads();
-  if (SCALAR) {
+  if constexpr (SCALAR) {
     if (tid < C) { // row tid's g_cum (rows past n: gl's), and gl
       float acc = 0, gi = 0;
       for (int i = 0; i < n; ++i) {
@@ -93,6 +95,41 @@ __device__ void chunk_gates(ChunkGates<K> &s, const float *g, ChunkRows rows, in
     }
   }
   __syncthreads();
+}
+
+/// The decayed factors the sequential kernel takes (gpu/chunk_gla_tc.cu, chunk_gla_state_tc) of a
+/// chunk's rows, from q and k in shared memory (ld values a row) and the chunk's gates: qd = q~ .
+/// e^{g_cum} and kd = k . e^{gl - g_cum} in the input type, 8 values a store, and decay = e^{gl}
+/// [NC, H, G] in fp32. Called by the whole block.
+template <class In, int K, bool SCALAR, bool COMPACT>
+__device__ void store_decayed_factors(const In *q, const In *k, int ld,
+                                      const ChunkGates<K, COMPACT> &s, ChunkRows rows, int c,
+                                      int hd, const ChunkDims &d, In *qd, In *kd, float *decay) {
+  constexpr int G = SCALAR ? 1 : K;
+  const int last = rows.n - 1;
+  for (int e = threadIdx.x; e < rows.n * (K / 8); e += blockDim.x) {
+    const int i = e / (K / 8), col0 = (e % (K / 8)) * 8;
+    alignas(16) In xq[8];
+    alignas(16) In xk[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int col = col0 + u;
+      const float qi = val(q[i * ld + col]) * d.scale, ki = val(k[i * ld + col]);
+      if constexpr (SCALAR) {
+        xq[u] = to<In>(qi * s.row_up[i]);
+        xk[u] = to<In>(ki * s.row_to_end[i]);
+      } else {
+        xq[u] = to<In>(qi * fast_exp(s.g[i][col]));
+        xk[u] = to<In>(ki * fast_exp(s.g[last][col] - s.g[i][col]));
+      }
+    }
+    const long at = (static_cast<long>(rows.bos + i) * d.H + hd) * K + col0;
+    *reinterpret_cast<uint4 *>(qd + at) = *reinterpret_cast<const uint4 *>(xq);
+    *reinterpret_cast<uint4 *>(kd + at) = *reinterpret_cast<const uint4 *>(xk);
+  }
+  if (threadIdx.x < G)
+    decay[(static_cast<long>(c) * d.H + hd) * G + threadIdx.x] =
+        expf(s.g[last][SCALAR ? 0 : threadIdx.x]);
 }
 
 /// The largest spread of a factored decay inside a sub-chunk's diagonal block: factors such as
@@ -182,11 +219,9 @@ __device__ inline void store_rows(T *dst, const mma::Acc (&acc)[TILES], int row0
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int i = row0 + mma::acc_row(e), col = col0 + nt * 8 + mma::acc_col(e);
-      if (i < n) {
-        T *p = dst + (row_at + static_cast<long>(i) * stride) + col;
-        p[0] = to<T>(f(i, col, acc[nt].x[e]));
-        p[1] = to<T>(f(i, col + 1, acc[nt].x[e + 1]));
-      }
+      if (i < n) // the two values of a row in one 4-byte store (col is even)
+        *reinterpret_cast<std::uint32_t *>(dst + (row_at + static_cast<long>(i) * stride) + col) =
+            mma::pack(to<T>(f(i, col, acc[nt].x[e])), to<T>(f(i, col + 1, acc[nt].x[e + 1])));
     }
 }
 

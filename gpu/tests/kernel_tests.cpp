@@ -76,9 +76,10 @@ TEST_CASE("kernel_every_k_v_ragged_t_and_empty_sequence", "[gpu][per_rule]") {
     }
 }
 
-// The tensor-core path (gpu/chunk_gla_tc.cu, gpu/chunk_gla_bwd_tc.cu): the forward and the
-// backward of the rules that have them, judged under the tensor-core policy (gpu/check.hpp,
-// forward_policy, backward_policy); its causality and varlen bitwise.
+// The tensor-core path (gpu/chunk_gla_tc.cu, gpu/chunk_gla_bwd_tc.cu, gpu/chunk_delta_tc.cu): the
+// rules with a tensor-core forward, forward and backward each judged under the policy of the
+// kernels that ran it (gpu/check.hpp, forward_policy, backward_policy); causality and varlen
+// bitwise.
 TEST_CASE("tensor_core_kernels_within_factor_of_twin", "[gpu][tensor_cores]") {
   for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16}) {
     each_rule(

@@ -6,10 +6,12 @@
 // reads: its failures are its own file's).
 // With `--kernels tensor-cores` it checks the tensor-core kernels instead, on the rules that have
 // them: the forward's bug (gpu/chunk_gla_tc.cu: gla's off-diagonal scores take their right
-// factor against the row before the reference row; simple_gla's scores drop their diagonal) must
-// fail the forward check, the backward's (gpu/chunk_gla_bwd_tc.cu: gla's dk takes its right
-// factors against the row before the reference row; simple_gla's dk drops its diagonal term)
-// the backward check on dq, dk or dg, the outputs the forward's bug cannot reach.
+// factor against the row before the reference row; simple_gla's scores drop their diagonal;
+// gpu/chunk_delta_tc.cu: gated_delta_rule's rows take the beta of the row before) must fail the
+// forward check; the backward's (gpu/chunk_gla_bwd_tc.cu: gla's dk takes its right factors
+// against the row before the reference row; simple_gla's dk drops its diagonal term) the
+// backward check on dq, dk or dg, the outputs the forward's bug cannot reach (a rule whose
+// backward runs on CUDA cores needs its forward to fail alone).
 // Prints every result; exits 0 when every case's forward or backward check fails (the bug was
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
@@ -63,7 +65,9 @@ int main(int argc, char **argv) {
             return true;
         return false;
       };
-      if (tensor_cores && (f.holds() || !(fails("dq") || fails("dk") || fails("dg")))) {
+      const bool backward_missed =
+          gpu::has_tensor_core_backward(rule) && !(fails("dq") || fails("dk") || fails("dg"));
+      if (tensor_cores && (f.holds() || backward_missed)) {
         std::printf("MISSED: a planted bug of the tensor-core %s passed on %s\n",
                     f.holds() ? "forward" : "backward", c.describe().c_str());
         ++missed;

@@ -1,0 +1,251 @@
+// ruleproof: the chunkwise gated delta rule's forward on tensor cores (gated_delta_rule: scalar
+// gate), Hopper (sm_90). The path KernelPath::tensor_cores of chunk_delta_fwd
+// (gpu/chunk_delta.hpp); the CUDA-core path is gpu/chunk_delta.cu. Every matrix product runs as
+// mma.sync m16n8k16 with operands in the input type (bf16 or fp16) and fp32 sums
+// (gpu/detail/mma.cuh); gates, beta, the triangular solve and the running state stay fp32. Judged
+// under the tensor-core policy (gpu/twin.hpp).
+//
+// CPU reference, one grep away: reference/kda/chunk.hpp (chunk_wy_fwd: chunk_scaled_dot_kkt,
+// solve_tril, recompute_w_u; chunk_delta_fwd_h; chunk_fwd_o), seed 003's forward steps 1-5;
+// gated_delta_rule is kda with its gate repeated over the keys (reference/kda/variant.hpp).
+//
+// Two kernels. Per chunk of n <= 64 rows, g_cum its local cumulative gate, q~ = scale q, gl =
+// g_cum of row n - 1 (rows past n zero, their gates flat), D_ij = e^{g_cum_i - g_cum_j}:
+//   Aqk = (q~ k^T) . D  (j <= i)                      A0 = Diag(beta) (k k^T) . D  (j < i)
+//   A = (I + A0)^-1     w = A Diag(beta) (k . e^{g_cum})     u = A Diag(beta) v
+//   v_new = u - w h     o = (q~ . e^{g_cum}) h + Aqk v_new   h' = e^{gl} h + (k . e^{gl - g_cum})^T
+//   v_new
+// chunk_delta_wy_tc_kernel: grid (NC, H), 8 warps, every chunk at once: g_cum, Aqk and A0 (one
+// exp per (row, column) on the tensor-core products q~ k^T and k k^T), A by 16-row blocks in fp32
+// (each diagonal block by forward substitution, then A_IJ = -A_II sum_{J <= M < I} A0_IM A_MJ,
+// one block diagonal at a time), w and u on tensor cores, and the factors qd = q~ . e^{g_cum}, kd
+// = k . e^{gl - g_cum}; Aqk, A, w, u, qd, kd stored in the input type (the operands of the
+// products that read them), e^{gl} in fp32.
+// Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
+// the output and the state update fused at each chunk.
+#include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check_sync,
+                                   // allow_shared_memory, with_input_type, in, out, C
+#include "detail/delta_launch.hpp"
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+                             // store_decayed_factors, rows_times, store_rows, PAD, SUB
+#include "detail/mma.cuh"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+using namespace tc;
+
+constexpr int WY_THREADS = 256;
+
+template <class T, int K, int V> struct WyShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
+  T q[C][LK]; // q, then beta k e^{g_cum}: w's right factor
+  T k[C][LK];
+  T v[C][LV];                // v, then beta v: u's right factor
+  T a16[C][LC];              // Aqk, then A, in the input type: the left factor of w and u
+  float a0[C][LF], a[C][LF]; // A0, A
+  float part[C / SUB - 1][SUB][SUB + 1]; // the solve's partial sums, one block diagonal
+  float beta[C];
+  ChunkGates<K, true> gates;
+};
+
+/// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
+/// fp32: the four 16-row diagonal blocks by forward substitution, then the blocks below them one
+/// block diagonal at a time, A_IJ = -A_II (sum_{J <= M < I} A0_IM A_MJ). Called by the whole
+/// block; ends synchronised.
+template <int LF>
+__device__ void unit_lower_inverse(const float (*a0)[LF], float (*a)[LF],
+                                   float (*part)[SUB][SUB + 1]) {
+  const int tid = threadIdx.x;
+  for (int e = tid; e < C * C; e += blockDim.x)
+    a[e / C][e % C] = 0.0f;
+  __syncthreads();
+  if (tid < C) { // block b's column jj: its rows in order
+    const int r0 = SUB * (tid / SUB), jj = tid % SUB;
+    a[r0 + jj][r0 + jj] = 1.0f;
+    for (int i = jj + 1; i < SUB; ++i) {
+      float x = 0;
+      for (int m = jj; m < i; ++m)
+        x += a0[r0 + i][r0 + m] * a[r0 + m][r0 + jj];
+      a[r0 + i][r0 + jj] = -x;
+    }
+  }
+  __syncthreads();
+  for (int dist = 1; dist < C / SUB; ++dist) {
+    const int entries = (C / SUB - dist) * SUB * SUB;
+    for (int e = tid; e < entries; e += blockDim.x) { // part_IJ = sum_M A0_IM A_MJ
+      const int b = e / (SUB * SUB), I = dist + b, J = b;
+      const int r = (e / SUB) % SUB, cc = e % SUB;
+      float x = 0;
+      for (int m = SUB * J; m < SUB * I; ++m)
+        x += a0[SUB * I + r][m] * a[m][SUB * J + cc];
+      part[b][r][cc] = x;
+    }
+    __syncthreads();
+    for (int e = tid; e < entries; e += blockDim.x) { // A_IJ = -A_II part_IJ
+      const int b = e / (SUB * SUB), I = dist + b, J = b;
+      const int r = (e / SUB) % SUB, cc = e % SUB;
+      float x = 0;
+      for (int m = 0; m <= r; ++m)
+        x += a[SUB * I + r][SUB * I + m] * part[b][m][cc];
+      a[SUB * I + r][SUB * J + cc] = -x;
+    }
+    __syncthreads();
+  }
+}
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(WY_THREADS)
+    chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
+                             const float *beta, DeltaTcScratch x, DeltaTcStages st,
+                             DeviceChunkTable t, ChunkDims d) {
+  using S = WyShared<In, K, V>;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
+  mma::commit_copies();
+  if (tid < C)
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, each row takes the beta of
+                             // the row before
+    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid > 0 ? tid - 1 : 0) * d.H] : 0.0f;
+#else
+    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
+#endif
+  chunk_gates<K, true>(s.gates, g, rows, hd, d, st.g_cum);
+  mma::wait_copies();
+  __syncthreads();
+  const float(*g_cum)[ChunkGates<K, true>::LG] = s.gates.g;
+
+  store_decayed_factors<In, K, true>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
+                                     static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+
+  // -- Aqk = (q~ k^T) . D and A0 = Diag(beta) (k k^T) . D: warp w, rows [16 (w % 4), +16),
+  //    the column tiles of parity w / 4 up to the diagonal
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  {
+    mma::Acc qk[C / 8], kk_acc[C / 8];
+    for (int kk = 0; kk < K; kk += 16) {
+      mma::FragA aq, ak;
+      mma::load_a(aq, &s.q[0][0], S::LK, row0, kk);
+      mma::load_a(ak, &s.k[0][0], S::LK, row0, kk);
+#pragma unroll
+      for (int nt = 0; nt < C / 8; ++nt)
+        if (nt % 2 == side && nt < row0 / 8 + 2) {
+          mma::FragB b;
+          mma::load_b(b, &s.k[0][0], S::LK, nt * 8, kk);
+          mma::mma(qk[nt], aq, b, In{});
+          mma::mma(kk_acc[nt], ak, b, In{});
+        }
+    }
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+        if (nt % 2 != side)
+          continue;
+        const float decay = j <= i ? fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+        s.a16[i][j] = to<In>(qk[nt].x[e] * d.scale * decay);
+        s.a0[i][j] = j < i ? s.beta[i] * kk_acc[nt].x[e] * decay : 0.0f;
+      }
+  }
+  __syncthreads();
+  for (int e = tid; e < n * (C / 8); e += WY_THREADS) { // Aqk out, 8 values a store
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    *reinterpret_cast<uint4 *>(static_cast<In *>(x.Aqk) + at_score(rows.bos + i, hd, j0, d)) =
+        *reinterpret_cast<const uint4 *>(&s.a16[i][j0]);
+  }
+  if (st.A0)
+    for (int e = tid; e < n * C; e += WY_THREADS)
+      st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.a0[e / C][e % C];
+  // the right factors of w and u, in place of q (read by now) and v
+  for (int e = tid; e < C * K; e += WY_THREADS) {
+    const int i = e / K, col = e % K;
+    s.q[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * s.gates.row_up[i]);
+  }
+  for (int e = tid; e < C * V; e += WY_THREADS) {
+    const int i = e / V, col = e % V;
+    s.v[i][col] = to<In>(s.beta[i] * val(s.v[i][col]));
+  }
+
+  // -- A = (I + A0)^-1, then in the input type (its rows past n are zero: A0's are)
+  unit_lower_inverse(s.a0, s.a, s.part); // synchronises first: Aqk's copy is out of s.a16
+  for (int e = tid; e < C * C; e += WY_THREADS) {
+    const int i = e / C, j = e % C;
+    s.a16[i][j] = to<In>(s.a[i][j]);
+    if (st.A && i < n)
+      st.A[at_score(rows.bos + i, hd, j, d)] = val(s.a16[i][j]);
+  }
+  __syncthreads();
+
+  // -- w = A (beta k e^{g_cum}), u = A (beta v) on the warp's rows and half the columns
+  {
+    mma::Acc acc[K / 16];
+    rows_times(acc, &s.a16[0][0], S::LC, row0, &s.q[0][0], S::LK, K / 2 * side, row0 + SUB);
+    store_rows(static_cast<In *>(x.w), acc, row0, K / 2 * side, n, row_at * K,
+               static_cast<long>(d.H) * K, [](int, int, float y) { return y; });
+    if (st.w)
+#pragma unroll
+      for (int nt = 0; nt < K / 16; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + mma::acc_row(e), col = K / 2 * side + nt * 8 + mma::acc_col(e);
+          if (i < n)
+            st.w[at_k(rows.bos + i, hd, col, d)] = val(to<In>(acc[nt].x[e]));
+        }
+  }
+  {
+    mma::Acc acc[V / 16];
+    rows_times(acc, &s.a16[0][0], S::LC, row0, &s.v[0][0], S::LV, V / 2 * side, row0 + SUB);
+    store_rows(static_cast<In *>(x.u), acc, row0, V / 2 * side, n, row_at * V,
+               static_cast<long>(d.H) * V, [](int, int, float y) { return y; });
+    if (st.u)
+#pragma unroll
+      for (int nt = 0; nt < V / 16; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + mma::acc_row(e), col = V / 2 * side + nt * 8 + mma::acc_col(e);
+          if (i < n)
+            st.u[at_v(rows.bos + i, hd, col, d)] = val(to<In>(acc[nt].x[e]));
+        }
+  }
+}
+
+template <class In, int K, int V>
+void launch_wy(const void *q, const void *k, const void *v, const float *g, const float *beta,
+               const DeltaTcScratch &x, const DeltaTcStages &st, const DeviceChunkTable &t,
+               const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(WyShared<In, K, V>));
+  auto *kernel = chunk_delta_wy_tc_kernel<In, K, V>;
+  allow_shared_memory(kernel, bytes, "chunk_delta_wy_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta, x, st, t,
+                                                 d);
+}
+
+} // namespace
+
+void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const float *g,
+                              const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,
+                              const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto y) {
+    using In = decltype(y);
+    if (d.K == 64)
+      d.V == 64 ? launch_wy<In, 64, 64>(q, k, v, g, beta, x, st, t, d)
+                : launch_wy<In, 64, 128>(q, k, v, g, beta, x, st, t, d);
+    else
+      d.V == 64 ? launch_wy<In, 128, 64>(q, k, v, g, beta, x, st, t, d)
+                : launch_wy<In, 128, 128>(q, k, v, g, beta, x, st, t, d);
+  });
+  check_sync("chunk_delta_wy_tc_kernel");
+}
+
+} // namespace ruleproof::gpu::detail
