@@ -78,10 +78,14 @@ public:
     return upload(dtype, t.shape(), values);
   }
 
-  /// An int32 buffer holding `values`.
-  static DeviceArray upload_ints(const std::vector<int> &values) {
+  /// An int32 buffer holding `values`; `queued`: copied after the work already asked of the
+  /// device without waiting for it (detail::copy_to_device_queued).
+  static DeviceArray upload_ints(const std::vector<int> &values, bool queued = false) {
     DeviceArray a(DType::i32, {values.size()});
-    detail::copy_to_device(a.data_, values.data(), a.bytes());
+    if (queued)
+      detail::copy_to_device_queued(a.data_, values.data(), a.bytes());
+    else
+      detail::copy_to_device(a.data_, values.data(), a.bytes());
     return a;
   }
 

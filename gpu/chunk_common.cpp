@@ -32,20 +32,25 @@ ChunkTable::ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int6
     }
   }
   seq_first_chunk.push_back(static_cast<int>(chunk_seq.size()));
-  d_seq_bos = DeviceArray::upload_ints(seq_bos);
-  d_seq_eos = DeviceArray::upload_ints(seq_eos);
-  d_seq_first_chunk = DeviceArray::upload_ints(seq_first_chunk);
-  d_chunk_seq = DeviceArray::upload_ints(chunk_seq);
-  d_chunk_bos = DeviceArray::upload_ints(chunk_bos);
+  std::vector<int> all;
+  for (const std::vector<int> *x : {&seq_bos, &seq_eos, &seq_first_chunk, &chunk_seq, &chunk_bos})
+    all.insert(all.end(), x->begin(), x->end());
+  d_table = DeviceArray::upload_ints(all, true);
 }
 
 DeviceChunkTable ChunkTable::device() const {
   DeviceChunkTable t;
-  t.seq_bos = static_cast<const int *>(d_seq_bos.data());
-  t.seq_eos = static_cast<const int *>(d_seq_eos.data());
-  t.seq_first_chunk = static_cast<const int *>(d_seq_first_chunk.data());
-  t.chunk_seq = static_cast<const int *>(d_chunk_seq.data());
-  t.chunk_bos = static_cast<const int *>(d_chunk_bos.data());
+  const int *at = static_cast<const int *>(d_table.data());
+  const auto next = [&](const std::vector<int> &x) {
+    const int *p = x.empty() ? nullptr : at;
+    at += x.size();
+    return p;
+  };
+  t.seq_bos = next(seq_bos);
+  t.seq_eos = next(seq_eos);
+  t.seq_first_chunk = next(seq_first_chunk);
+  t.chunk_seq = next(chunk_seq);
+  t.chunk_bos = next(chunk_bos);
   t.N = static_cast<int>(seq_bos.size());
   t.NC = static_cast<int>(chunk_seq.size());
   return t;

@@ -54,7 +54,9 @@ void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shap
 /// The sequences and chunks of a call, on the host and on the device.
 struct ChunkTable {
   std::vector<int> seq_bos, seq_eos, seq_first_chunk, chunk_seq, chunk_bos;
-  DeviceArray d_seq_bos, d_seq_eos, d_seq_first_chunk, d_chunk_seq, d_chunk_bos;
+  /// The five arrays one after the other on the device, copied in one queued copy: a call waits
+  /// for no kernel before its own.
+  DeviceArray d_table;
 
   ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int64_t> &cu_seqlens);
   DeviceChunkTable device() const;

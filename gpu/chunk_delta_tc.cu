@@ -23,7 +23,7 @@
 // products that read them), e^{gl} in fp32.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk.
-#include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check_sync,
+#include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
@@ -245,7 +245,7 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
       d.V == 64 ? launch_wy<In, 128, 64>(q, k, v, g, beta, x, st, t, d)
                 : launch_wy<In, 128, 128>(q, k, v, g, beta, x, st, t, d);
   });
-  check_sync("chunk_delta_wy_tc_kernel");
+  check("chunk_delta_wy_tc_kernel");
 }
 
 } // namespace ruleproof::gpu::detail

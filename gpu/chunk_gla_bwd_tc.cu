@@ -37,7 +37,7 @@
 // Every factor outside the products is at most 1. simple_gla's scalar gate needs no split: the
 // one matrix dA . e^{g_i - g_j}, one exp per (row, column), rounded to the input type, gives
 // both dq~ (times k) and dk (its transpose times q~).
-#include "detail/chunk_device.cuh" // at_k, at_state, chunk_rows, check_sync, allow_shared_memory,
+#include "detail/chunk_device.cuh" // at_k, at_state, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
 #include "detail/gla_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
@@ -396,7 +396,7 @@ void launch_chunk_gla_bwd_tc(const void *q, const void *k, const void *v, const 
     else
       d.K == 64 ? run(launch_bwd_v<In, 64, false>) : run(launch_bwd_v<In, 128, false>);
   });
-  check_sync("chunk_gla_bwd_tc_kernel");
+  check("chunk_gla_bwd_tc_kernel");
 }
 
 void launch_chunk_gla_bwd_dg_tc(const float *dG, const float *ht, const float *dht, float *dg,
@@ -409,7 +409,7 @@ void launch_chunk_gla_bwd_dg_tc(const float *dG, const float *ht, const float *d
   chunk_dg_carry_kernel<<<dim3(t.N, d.H), dg_threads(d.G)>>>(totals, ht, dht, carry, t, d);
   check("chunk_dg_carry_kernel");
   chunk_dg_apply_kernel<<<dim3(t.NC, d.H), dg_threads(d.G)>>>(dG, carry, dg, t, d);
-  check_sync("chunk_dg_apply_kernel");
+  check("chunk_dg_apply_kernel");
 }
 
 } // namespace ruleproof::gpu::detail

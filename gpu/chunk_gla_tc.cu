@@ -45,7 +45,10 @@
 // CUDA-core kernels. e^{g_cum} <= 1 and e^{gl - g_cum} <= 1 likewise.
 // simple_gla's scalar gate needs no split: A = (q~ k^T) . exp(g_cum_i - g_cum_j), one exp per
 // (row, column), on the tensor-core product of the plain q~ and k.
-#include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check_sync,
+// No launcher of the tensor-core path waits for its kernels (check, not check_sync), and the
+// chunk table is copied in queued behind the work before it (ChunkTable): a call queues its
+// kernels and returns, and a fault in one surfaces at the next call that waits (a download).
+#include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
 #include "detail/gla_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
@@ -438,7 +441,7 @@ void launch_chunk_gla_scores_tc(const void *q, const void *k, const float *g,
       d.K == 64 ? launch_scores<In, 64, false>(q, k, g, scratch, A, g_cum, t, d)
                 : launch_scores<In, 128, false>(q, k, g, scratch, A, g_cum, t, d);
   });
-  check_sync("chunk_gla_scores_tc_kernel");
+  check("chunk_gla_scores_tc_kernel");
 }
 
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t,
@@ -452,7 +455,7 @@ void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t,
     else
       d.K == 64 ? launch_state<In, 64, false>(p, t, d) : launch_state<In, 128, false>(p, t, d);
   });
-  check_sync("chunk_gla_state_tc_kernel");
+  check("chunk_gla_state_tc_kernel");
 }
 
 } // namespace ruleproof::gpu::detail

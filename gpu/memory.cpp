@@ -74,6 +74,12 @@ void copy_to_device(void *dst, const void *src, std::size_t bytes) {
     check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
 }
 
+void copy_to_device_queued(void *dst, const void *src, std::size_t bytes) {
+  if (bytes)
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
+          "cudaMemcpyAsync to device");
+}
+
 void copy_to_host(void *dst, const void *src, std::size_t bytes) {
   if (bytes)
     check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");

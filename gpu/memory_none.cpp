@@ -22,6 +22,10 @@ void copy_to_device(void *, const void *, std::size_t bytes) {
   if (bytes)
     no_cuda();
 }
+void copy_to_device_queued(void *, const void *, std::size_t bytes) {
+  if (bytes)
+    no_cuda();
+}
 void copy_to_host(void *, const void *, std::size_t bytes) {
   if (bytes)
     no_cuda();

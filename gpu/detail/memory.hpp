@@ -11,6 +11,10 @@ namespace ruleproof::gpu::detail {
 void *device_alloc(std::size_t bytes);
 void device_free(void *p) noexcept;
 void copy_to_device(void *dst, const void *src, std::size_t bytes);
+/// copy_to_device queued after the work already asked of the device, without waiting for it (a
+/// plain host-to-device copy first waits for every kernel queued before it); src may be reused
+/// once it returns (the runtime stages pageable memory before returning).
+void copy_to_device_queued(void *dst, const void *src, std::size_t bytes);
 void copy_to_host(void *dst, const void *src, std::size_t bytes);
 /// Every byte of [p, p + bytes) set to `byte`.
 void device_fill_bytes(void *p, unsigned char byte, std::size_t bytes);
