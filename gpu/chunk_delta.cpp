@@ -22,8 +22,8 @@ using detail::output;
 struct Stages {
   DeviceArray g_cum, A0, A, w, u, h, v_new, ht;
 };
-Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const detail::ChunkDims &d,
-                      const ChunkShapes &s, bool with_ht, bool poison) {
+/// The stages' buffers, fp32 (and the final state's, when asked).
+Stages stage_buffers(const DeltaArgs &args, const ChunkShapes &s, bool with_ht, bool poison) {
   const std::size_t C = kernel_chunk_size;
   Stages st;
   st.g_cum = output(DType::fp32, args.g->shape(), poison);
@@ -35,6 +35,23 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
   st.v_new = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
   if (with_ht)
     st.ht = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  return st;
+}
+
+/// The stages as a forward returns them.
+void return_stages(Stages &st, DeltaForward &r) {
+  r.g_cum = std::move(st.g_cum);
+  r.A0 = std::move(st.A0);
+  r.A = std::move(st.A);
+  r.w = std::move(st.w);
+  r.u = std::move(st.u);
+  r.h = std::move(st.h);
+  r.v_new = std::move(st.v_new);
+}
+
+Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const detail::ChunkDims &d,
+                      const ChunkShapes &s, bool with_ht, bool poison) {
+  Stages st = stage_buffers(args, s, with_ht, poison);
   const detail::DeviceChunkTable t = table.device();
   detail::launch_chunk_local_cumsum(f32(args.g), f32(st.g_cum), t, d);
   detail::launch_chunk_wy_fwd(args.k->data(), args.v->data(), f32(args.beta), f32(st.g_cum),
@@ -58,15 +75,9 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
-  if (stages) {
-    r.g_cum = output(DType::fp32, args.g->shape(), poison);
-    r.A0 = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
-    r.A = output(DType::fp32, {s.B, s.T, s.H, C}, poison);
-    r.w = output(DType::fp32, {s.B, s.T, s.H, s.K}, poison);
-    r.u = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
-    r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
-    r.v_new = output(DType::fp32, {s.B, s.T, s.H, s.V}, poison);
-  }
+  Stages st_buffers;
+  if (stages)
+    st_buffers = stage_buffers(args, s, false, poison);
   DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison);
   DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
   DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
@@ -75,7 +86,8 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   detail::DeltaTcScratch x{Aqk.data(), qd.data(), kd.data(), w.data(), u.data(), f32(decay)};
   detail::DeltaTcStages st;
   if (stages)
-    st = {f32(r.g_cum), f32(r.A0), f32(r.A), f32(r.w), f32(r.u)};
+    st = {f32(st_buffers.g_cum), f32(st_buffers.A0), f32(st_buffers.A), f32(st_buffers.w),
+          f32(st_buffers.u)};
   detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
                                    f32(args.beta), x, st, t, d);
   detail::TcStatePass p;
@@ -88,9 +100,11 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   p.qd = qd.data();
   p.A16 = Aqk.data();
   p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
-  p.s_chunks = stages ? f32(r.h) : nullptr;
-  p.v_new = stages ? f32(r.v_new) : nullptr;
+  p.s_chunks = stages ? f32(st_buffers.h) : nullptr;
+  p.v_new = stages ? f32(st_buffers.v_new) : nullptr;
   detail::launch_chunk_gla_state_tc(p, t, d);
+  if (stages)
+    return_stages(st_buffers, r);
   return r;
 }
 
@@ -136,15 +150,8 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
   detail::launch_chunk_delta_fwd_o(args.q->data(), args.k->data(), f32(st.v_new), f32(st.g_cum),
                                    f32(st.h), r.o.data(), table.device(), d);
   r.final_state = std::move(st.ht);
-  if (opts.return_stages) {
-    r.g_cum = std::move(st.g_cum);
-    r.A0 = std::move(st.A0);
-    r.A = std::move(st.A);
-    r.w = std::move(st.w);
-    r.u = std::move(st.u);
-    r.h = std::move(st.h);
-    r.v_new = std::move(st.v_new);
-  }
+  if (opts.return_stages)
+    return_stages(st, r);
   return r;
 }
 

@@ -95,6 +95,28 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], float (*a)[LF],
   }
 }
 
+/// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by
+/// rows), the warp's half `side` of the W columns, in the input type; and, when `stage` is given,
+/// the same values as the input type holds them, in fp32. out and stage [B*T, H, W], row_at the
+/// offset of the chunk's first row.
+template <class In, int W>
+__device__ void a_times(const In *a16, int ld_a, const In *right, int ld_right, int row0, int side,
+                        ChunkRows rows, long row_at, int H, In *out, float *stage) {
+  mma::Acc acc[W / 16];
+  rows_times(acc, a16, ld_a, row0, right, ld_right, W / 2 * side, row0 + SUB);
+  store_rows(out, acc, row0, W / 2 * side, rows.n, row_at * W, static_cast<long>(H) * W,
+             [](int, int, float y) { return y; });
+  if (stage)
+#pragma unroll
+    for (int nt = 0; nt < W / 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + mma::acc_row(e), col = W / 2 * side + nt * 8 + mma::acc_col(e);
+        if (i < rows.n)
+          stage[(row_at + static_cast<long>(i) * H) * W + col] = val(to<In>(acc[nt].x[e]));
+      }
+}
+
 template <class In, int K, int V>
 __global__ void __launch_bounds__(WY_THREADS)
     chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
@@ -130,31 +152,15 @@ __global__ void __launch_bounds__(WY_THREADS)
   //    the column tiles of parity w / 4 up to the diagonal
   const int row0 = SUB * (warp % 4), side = warp / 4;
   {
-    mma::Acc qk[C / 8], kk_acc[C / 8];
-    for (int kk = 0; kk < K; kk += 16) {
-      mma::FragA aq, ak;
-      mma::load_a(aq, &s.q[0][0], S::LK, row0, kk);
-      mma::load_a(ak, &s.k[0][0], S::LK, row0, kk);
-#pragma unroll
-      for (int nt = 0; nt < C / 8; ++nt)
-        if (nt % 2 == side && nt < row0 / 8 + 2) {
-          mma::FragB b;
-          mma::load_b(b, &s.k[0][0], S::LK, nt * 8, kk);
-          mma::mma(qk[nt], aq, b, In{});
-          mma::mma(kk_acc[nt], ak, b, In{});
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (nt % 2 != side)
-          continue;
-        const float decay = j <= i ? fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
-        s.a16[i][j] = to<In>(qk[nt].x[e] * d.scale * decay);
-        s.a0[i][j] = j < i ? s.beta[i] * kk_acc[nt].x[e] * decay : 0.0f;
-      }
+    mma::Acc qk[C / 8], kk[C / 8];
+    lower_rows_times_transposed(qk, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    each_entry_of_side(qk, row0, side, [&](int i, int j, float x) {
+      s.a16[i][j] = to<In>(j <= i ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f);
+    });
+    each_entry_of_side(kk, row0, side, [&](int i, int j, float x) {
+      s.a0[i][j] = j < i ? s.beta[i] * x * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+    });
   }
   __syncthreads();
   for (int e = tid; e < n * (C / 8); e += WY_THREADS) { // Aqk out, 8 values a store
@@ -186,36 +192,10 @@ __global__ void __launch_bounds__(WY_THREADS)
   __syncthreads();
 
   // -- w = A (beta k e^{g_cum}), u = A (beta v) on the warp's rows and half the columns
-  {
-    mma::Acc acc[K / 16];
-    rows_times(acc, &s.a16[0][0], S::LC, row0, &s.q[0][0], S::LK, K / 2 * side, row0 + SUB);
-    store_rows(static_cast<In *>(x.w), acc, row0, K / 2 * side, n, row_at * K,
-               static_cast<long>(d.H) * K, [](int, int, float y) { return y; });
-    if (st.w)
-#pragma unroll
-      for (int nt = 0; nt < K / 16; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = row0 + mma::acc_row(e), col = K / 2 * side + nt * 8 + mma::acc_col(e);
-          if (i < n)
-            st.w[at_k(rows.bos + i, hd, col, d)] = val(to<In>(acc[nt].x[e]));
-        }
-  }
-  {
-    mma::Acc acc[V / 16];
-    rows_times(acc, &s.a16[0][0], S::LC, row0, &s.v[0][0], S::LV, V / 2 * side, row0 + SUB);
-    store_rows(static_cast<In *>(x.u), acc, row0, V / 2 * side, n, row_at * V,
-               static_cast<long>(d.H) * V, [](int, int, float y) { return y; });
-    if (st.u)
-#pragma unroll
-      for (int nt = 0; nt < V / 16; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = row0 + mma::acc_row(e), col = V / 2 * side + nt * 8 + mma::acc_col(e);
-          if (i < n)
-            st.u[at_v(rows.bos + i, hd, col, d)] = val(to<In>(acc[nt].x[e]));
-        }
-  }
+  a_times<In, K>(&s.a16[0][0], S::LC, &s.q[0][0], S::LK, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.w), st.w);
+  a_times<In, V>(&s.a16[0][0], S::LC, &s.v[0][0], S::LV, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.u), st.u);
 }
 
 template <class In, int K, int V>

@@ -124,29 +124,12 @@ __global__ void __launch_bounds__(BWD_THREADS)
   // -- dA = dO V^T: its diagonal in fp32, the rest below it in the input type
   {
     mma::Acc acc[C / 8];
-    for (int kk = 0; kk < V; kk += 16) {
-      mma::FragA a;
-      mma::load_a(a, &s.d_o[0][0], S::LV, row0, kk);
-#pragma unroll
-      for (int nt = 0; nt < C / 8; ++nt)
-        if (nt % 2 == side && nt < row0 / 8 + 2) {
-          mma::FragB b;
-          mma::load_b(b, &s.v[0][0], S::LV, nt * 8, kk);
-          mma::mma(acc[nt], a, b, In{});
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (nt % 2 != side)
-          continue;
-        const float x = acc[nt].x[e];
-        if (j == i)
-          s.da_diagonal[i] = x;
-        s.da[i][j] = to<In>(j < i ? (SCALAR ? x * fast_exp(g_at(i, 0) - g_at(j, 0)) : x) : 0.0f);
-      }
+    lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v[0][0], S::LV, side, V);
+    each_entry_of_side(acc, row0, side, [&](int i, int j, float x) {
+      if (j == i)
+        s.da_diagonal[i] = x;
+      s.da[i][j] = to<In>(j < i ? (SCALAR ? x * fast_exp(g_at(i, 0) - g_at(j, 0)) : x) : 0.0f);
+    });
   }
   __syncthreads();
 
@@ -169,17 +152,15 @@ __global__ void __launch_bounds__(BWD_THREADS)
       rows_times(inside, &s.da[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
     } else {
       pairwise = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
-      for (int kk = 0; kk < row0 + SUB; kk += 16) {
-        mma::FragA a;
-        mma::load_a(a, &s.da[0][0], S::LC, row0, kk);
-#pragma unroll
-        for (int nt = 0; nt < NK; ++nt) { // k_j e^{g_r - g_j}
-          const int col = kcol0 + nt * 8 + lane / 4;
-          const mma::FragB b = decayed_rows(&s.k[0][0], S::LK, g_cum, kk, col, g_cum[row0][col],
-                                            -1.0f, row0, pairwise);
-          mma::mma(inside[nt], a, b, In{});
-        }
-      }
+      warp_product<In>(
+          inside, 0, row0 + SUB,
+          [&](mma::FragA &a, int kk) { mma::load_a(a, &s.da[0][0], S::LC, row0, kk); },
+          [&](mma::FragB &b, int nt, int kk) { // k_j e^{g_r - g_j}
+            const int col = kcol0 + nt * 8 + lane / 4;
+            b = decayed_rows(&s.k[0][0], S::LK, g_cum, kk, col, g_cum[row0][col], -1.0f, row0,
+                             pairwise);
+          },
+          EveryTile{});
     }
     const int first_pairwise = pairwise ? row0 + __ffs(pairwise) - 1 : C;
 #pragma unroll
@@ -221,17 +202,15 @@ __global__ void __launch_bounds__(BWD_THREADS)
       transposed_times_rows(inside, &s.da[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
     } else {
       pairwise = wide_rows<In, K>(g_cum, row0, r_end, -1.0f);
-      for (int kk = row0; kk < C; kk += 16) {
-        mma::FragA a;
-        mma::load_a_transposed(a, &s.da[0][0], S::LC, row0, kk);
-#pragma unroll
-        for (int nt = 0; nt < NK; ++nt) { // q_i e^{g_i - g_r'}
-          const int col = kcol0 + nt * 8 + lane / 4;
-          const mma::FragB b = decayed_rows(&s.q[0][0], S::LK, g_cum, kk, col, g_cum[r_right][col],
-                                            1.0f, row0, pairwise);
-          mma::mma(inside[nt], a, b, In{});
-        }
-      }
+      warp_product<In>(
+          inside, row0, C,
+          [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, &s.da[0][0], S::LC, row0, kk); },
+          [&](mma::FragB &b, int nt, int kk) { // q_i e^{g_i - g_r'}
+            const int col = kcol0 + nt * 8 + lane / 4;
+            b = decayed_rows(&s.q[0][0], S::LK, g_cum, kk, col, g_cum[r_right][col], 1.0f, row0,
+                             pairwise);
+          },
+          EveryTile{});
     }
     const int last_pairwise = pairwise ? row0 + 31 - __clz(pairwise) : -1;
     float row_sum[2] = {0, 0}; // simple_gla: dG of rows lane / 4 and lane / 4 + 8, summed

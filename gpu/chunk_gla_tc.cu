@@ -150,34 +150,17 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 
   // -- the scores of the warp's rows [row0, row0 + 16), its tiles of columns [0, row0 + 16)
   const int row0 = SUB * (warp % 4), parity = warp / 4;
-  const auto mine = [&](int nt) { return nt % 2 == parity && nt < row0 / 8 + 2; };
   mma::Acc acc[C / 8];
   if (SCALAR) { // A = (q~ k^T) . exp(g_cum_i - g_cum_j): one exp per (row, column)
-    for (int kk = 0; kk < K; kk += 16) {
-      mma::FragA a;
-      mma::load_a(a, &s.q[0][0], S::LK, row0, kk);
-#pragma unroll
-      for (int nt = 0; nt < C / 8; ++nt)
-        if (mine(nt)) {
-          mma::FragB b;
-          mma::load_b(b, &s.k[0][0], S::LK, nt * 8, kk);
-          mma::mma(acc[nt], a, b, In{});
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (nt % 2 != parity)
-          continue;
+    lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, parity, K);
+    each_entry_of_side(acc, row0, parity, [&](int i, int j, float x) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the diagonal dropped
-        const bool kept = j < i;
+      const bool kept = j < i;
 #else
-        const bool kept = j <= i;
+      const bool kept = j <= i;
 #endif
-        s.a[i][j] = kept ? acc[nt].x[e] * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
-      }
+      s.a[i][j] = kept ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+    });
   } else {
     // which rows of the diagonal block are factored: a prefix, those whose spread is small
     const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
@@ -190,13 +173,9 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #endif
     // the factored terms, the right factor built in registers (zero on the block's
     // pairwise rows, whose factors could overflow: those entries are computed again below)
-    for (int kk = 0; kk < K; kk += 16) {
-      mma::FragA a;
-      mma::load_a(a, &s.qs[0][0], S::LK, row0, kk);
-#pragma unroll
-      for (int nt = 0; nt < C / 8; ++nt)
-        if (mine(nt)) {
-          mma::FragB b;
+    warp_product<In>(
+        acc, 0, K, [&](mma::FragA &a, int kk) { mma::load_a(a, &s.qs[0][0], S::LK, row0, kk); },
+        [&](mma::FragB &b, int nt, int kk) { // k_jc e^{g_r - g_j}, keys kk.. of row j
           const int j = nt * 8 + lane / 4;
           const bool zero = j >= row0 && (pairwise_rows >> (j - row0) & 1u);
 #pragma unroll
@@ -207,17 +186,10 @@ __global__ void __launch_bounds__(SCORE_THREADS)
                 val(s.k[j][col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
             b.x[half] = zero ? 0u : mma::pack(to<In>(x0), to<In>(x1));
           }
-          mma::mma(acc[nt], a, b, In{});
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (nt % 2 == parity)
-          s.a[i][j] = j <= i ? acc[nt].x[e] : 0.0f;
-      }
+        },
+        [&](int nt) { return nt % 2 == parity && nt < row0 / 8 + 2; });
+    each_entry_of_side(acc, row0, parity,
+                       [&](int i, int j, float x) { s.a[i][j] = j <= i ? x : 0.0f; });
     __syncthreads(); // the block's factored entries are in; its pairwise rows replace them
     if (pairwise_rows && parity == 0)
       pairwise_diagonal(s, row0, pairwise_rows, d.scale);

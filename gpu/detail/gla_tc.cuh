@@ -154,21 +154,40 @@ __device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], in
   return rows;
 }
 
+/// The loop every warp product here runs: for each 16-deep step kk of [from, depth), the A
+/// fragment load_a(a, kk), then for each tile nt the B fragment load_b(b, nt, kk) and acc[nt] +=
+/// a b (tiles for which `take(nt)` is false skipped).
+template <class T, int TILES, class LoadA, class LoadB, class Take>
+__device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth, LoadA load_a,
+                                    LoadB load_b, Take take) {
+  for (int kk = from; kk < depth; kk += 16) {
+    mma::FragA a;
+    load_a(a, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt)
+      if (take(nt)) {
+        mma::FragB b;
+        load_b(b, nt, kk);
+        mma::mma(acc[nt], a, b, T{});
+      }
+  }
+}
+/// warp_product's `take` for every tile.
+struct EveryTile {
+  __device__ bool operator()(int) const { return true; }
+};
+
 /// acc += rows [row0, row0 + 16) of `left` times rows [0, depth) of `right` (stored by rows),
 /// columns [col0, col0 + 8 TILES).
 template <class T, int TILES>
 __device__ inline void rows_times(mma::Acc (&acc)[TILES], const T *left, int ld_left, int row0,
                                   const T *right, int ld_right, int col0, int depth) {
-  for (int kk = 0; kk < depth; kk += 16) {
-    mma::FragA a;
-    mma::load_a(a, left, ld_left, row0, kk);
-#pragma unroll
-    for (int nt = 0; nt < TILES; ++nt) {
-      mma::FragB b;
-      mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
-      mma::mma(acc[nt], a, b, T{});
-    }
-  }
+  warp_product<T>(
+      acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) {
+        mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      },
+      EveryTile{});
 }
 
 /// acc += rows [row0, row0 + 16) of `left` times the transpose of `right` (stored by rows: its
@@ -177,16 +196,10 @@ template <class T, int TILES>
 __device__ inline void rows_times_transposed(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int depth) {
-  for (int kk = 0; kk < depth; kk += 16) {
-    mma::FragA a;
-    mma::load_a(a, left, ld_left, row0, kk);
-#pragma unroll
-    for (int nt = 0; nt < TILES; ++nt) {
-      mma::FragB b;
-      mma::load_b(b, right, ld_right, col0 + nt * 8, kk);
-      mma::mma(acc[nt], a, b, T{});
-    }
-  }
+  warp_product<T>(
+      acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, col0 + nt * 8, kk); },
+      EveryTile{});
 }
 
 /// acc += rows [row0, row0 + 16) of the transpose of `left` (stored by rows: its columns
@@ -196,16 +209,38 @@ template <class T, int TILES>
 __device__ inline void transposed_times_rows(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int from, int depth) {
-  for (int kk = from; kk < depth; kk += 16) {
-    mma::FragA a;
-    mma::load_a_transposed(a, left, ld_left, row0, kk);
+  warp_product<T>(
+      acc, from, depth,
+      [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, left, ld_left, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) {
+        mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      },
+      EveryTile{});
+}
+
+/// The lower triangle of a C x C product, two warps a 16-row block: acc[nt] += rows [row0, row0
+/// + 16) of `left` times the transpose of `right` (stored by rows) over [0, depth), for the
+/// column tiles nt of parity `side` up to the diagonal block (the others stay zero).
+template <class T>
+__device__ inline void lower_rows_times_transposed(mma::Acc (&acc)[C / 8], const T *left,
+                                                   int ld_left, int row0, const T *right,
+                                                   int ld_right, int side, int depth) {
+  warp_product<T>(
+      acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, nt * 8, kk); },
+      [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
+}
+
+/// f(i, j, x) for each accumulator entry (row i, column j, value x) of the column tiles of parity
+/// `side` (lower_rows_times_transposed's), on this lane.
+template <class F>
+__device__ inline void each_entry_of_side(const mma::Acc (&acc)[C / 8], int row0, int side, F f) {
 #pragma unroll
-    for (int nt = 0; nt < TILES; ++nt) {
-      mma::FragB b;
-      mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
-      mma::mma(acc[nt], a, b, T{});
-    }
-  }
+  for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (nt % 2 == side)
+        f(row0 + mma::acc_row(e), nt * 8 + mma::acc_col(e), acc[nt].x[e]);
 }
 
 /// Stores the accumulators of rows [row0, row0 + 16), columns [col0, col0 + 8 TILES) of a
