@@ -1,7 +1,8 @@
 // ruleproof: the CPU side of the GPU checks, no GPU needed. The 16-bit roundings; the emulated
 // twin (gpu/twin.hpp) storing 16 bits where the kernels do; the verdict of gpu/check.hpp
-// passing another fp32 order of the same algorithm and failing planted bugs (so the GPU
-// checks can fail); the host API's shape checks.
+// passing another fp32 order of the same algorithm, and the tensor-core kernels' orders of the
+// scores and of their gradients under the tensor-core policy, and failing planted bugs (so the
+// GPU checks can fail); the host API's shape checks.
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -194,6 +195,88 @@ Tensor<float> scores_in_tensor_core_order(const check::Case &c, const check::Dra
     }
   }
   return A;
+}
+
+/// dq and dk of gpu/chunk_gla_bwd_tc.cu's order, one chunk of one head (B = H = 1, T <= 64, no
+/// initial state, no dht: the state terms are zero), stored in the input type: dA = dO V^T in
+/// fp32, rounded to the input type below the diagonal; gla's score terms split at 16-row
+/// sub-chunks, dq~ against the sub-chunk's first row r, e^{g_i - g_r} sum_j dA_ij (k_j e^{g_r -
+/// g_j}), and dk against its last row r' (`early`: the row before, as gpu_check_planted's bug),
+/// e^{g_r' - g_j} sum_i dA_ij (q~_i e^{g_i - g_r'}), the factors rounded to the input type and
+/// the diagonal block's rows past the spread limit summed term by term; simple_gla's through
+/// dA . e^{g_i - g_j} rounded to the input type; then the diagonal's terms dA_ii k_i and dA_ii
+/// q~_i.
+std::pair<Tensor<float>, Tensor<float>> score_grads_in_tensor_core_order(const check::Case &c,
+                                                                         const check::Drawn &d,
+                                                                         std::size_t early = 0) {
+  constexpr std::size_t SUB = 16;
+  const std::size_t T = c.T, K = c.K, V = c.V;
+  const bool scalar = gate_of(c.rule) == GateKind::scalar;
+  const float scale = static_cast<float>(*d.opts.scale);
+  const float limit = c.storage == DType::fp16 ? 8.0f : 40.0f;
+  const auto stored = [&](float x) { return round_to(c.storage, x); };
+  const auto g_in = [&](std::size_t t, std::size_t col) {
+    return d.in.g[scalar ? t : t * K + col];
+  };
+  std::vector<float> g_cum(T * K);
+  for (std::size_t col = 0; col < K; ++col)
+    for (std::size_t t = 0; t < T; ++t)
+      g_cum[t * K + col] = (t ? g_cum[(t - 1) * K + col] : 0.0f) + g_in(t, col);
+  const auto g = [&](std::size_t t, std::size_t col) { // rows past the chunk's end flat
+    return g_cum[std::min(t, T - 1) * K + col];
+  };
+  const auto q = [&](std::size_t t, std::size_t col) { return d.in.q[t * K + col]; };
+  const auto k = [&](std::size_t t, std::size_t col) { return d.in.k[t * K + col]; };
+  std::vector<float> dA(T * T, 0.0f), da(T * T, 0.0f); // fp32; below the diagonal, stored
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t j = 0; j <= i; ++j) {
+      float x = 0;
+      for (std::size_t col = 0; col < V; ++col)
+        x += d.ct.d_o[i * V + col] * d.in.v[j * V + col];
+      dA[i * T + j] = x;
+      if (j < i)
+        da[i * T + j] = stored(scalar ? x * std::exp(g(i, 0) - g(j, 0)) : x);
+    }
+  // the rows of each sub-chunk whose spread against `ref` passes the limit on some key
+  const auto wide = [&](std::size_t i, std::size_t ref, float sign) {
+    for (std::size_t col = 0; col < K; ++col)
+      if (sign * (g(ref, col) - g(i, col)) > limit)
+        return true;
+    return false;
+  };
+  Tensor<float> dq({1, T, 1, K}), dk({1, T, 1, K});
+  for (std::size_t i = 0; i < T; ++i) {
+    const std::size_t r = i - i % SUB, r_end = std::min(r + SUB - 1, std::size_t{63});
+    const std::size_t r_right = r_end - early;
+    for (std::size_t col = 0; col < K; ++col) {
+      float x_q = 0, x_k = 0;
+      if (scalar) {
+        for (std::size_t j = 0; j < i; ++j)
+          x_q += da[i * T + j] * k(j, col);
+        for (std::size_t m = i + 1; m < T; ++m)
+          x_k += da[m * T + i] * q(m, col);
+        x_k *= scale;
+      } else {
+        float acc = 0, pairwise = 0; // dq~: j against r
+        for (std::size_t j = 0; j < i; ++j)
+          if (j >= r && wide(j, r, 1.0f))
+            pairwise += da[i * T + j] * k(j, col) * std::exp(g(i, col) - g(j, col));
+          else
+            acc += da[i * T + j] * stored(k(j, col) * std::exp(g(r, col) - g(j, col)));
+        x_q = std::exp(g(i, col) - g(r, col)) * acc + pairwise;
+        acc = 0, pairwise = 0; // dk: the rows m > i against r_end (r_end's block: i's)
+        for (std::size_t m = i + 1; m < T; ++m)
+          if (m <= r_end && wide(m, r_end, -1.0f))
+            pairwise += da[m * T + i] * q(m, col) * scale * std::exp(g(m, col) - g(i, col));
+          else
+            acc += da[m * T + i] * stored(q(m, col) * std::exp(g(m, col) - g(r_right, col)));
+        x_k = scale * std::exp(g(r_end, col) - g(i, col)) * acc + pairwise;
+      }
+      dq[i * K + col] = stored(scale * (x_q + dA[i * T + i] * k(i, col)));
+      dk[i * K + col] = stored(x_k + dA[i * T + i] * scale * q(i, col));
+    }
+  }
+  return {dq, dk};
 }
 
 std::string summary(const std::vector<check::Verdict> &verdicts) {
@@ -467,6 +550,64 @@ TEST_CASE("tensor_core_order_of_the_scores_passes_the_tensor_core_verdict", "[tw
       RC_LOG() << r.describe() << "\n" << verdict.summary() << "\n";
       RC_ASSERT(verdict.holds());
     });
+}
+
+TEST_CASE("tensor_core_order_of_the_score_gradients_passes_the_tensor_core_verdict", "[twin]") {
+  // gpu/chunk_gla_bwd_tc.cu's dq and dk on one chunk with no state (sub-chunk reference rows,
+  // 16-bit factors, the diagonal block's wide rows term by term) judged as `gpu-check --kernels
+  // tensor-cores` judges the kernel's: against the twin under the tensor-core policy. With dk's
+  // right factors against the row before the reference row (gpu_check_planted's bug) the
+  // verdict fails.
+  const auto judged = [](const check::Case &c, std::size_t early) {
+    const check::Drawn d = check::draw(c);
+    const Grads<float> twin = twin_backward(c.rule, check::backward_policy(c), c.storage, d.in,
+                                            d.ct, d.opts, OutputTypes::kernels_of(c.storage));
+    const Grads<float128> truth = chunk_backward(c.rule, widen(d.in), widen(d.ct), d.opts);
+    const auto [dq, dk] = score_grads_in_tensor_core_order(c, d, early);
+    return std::pair{check::judge("dq", c.storage, dq, twin.dq, to_double_tensor(truth.dq)),
+                     check::judge("dk", c.storage, dk, twin.dk, to_double_tensor(truth.dk))};
+  };
+  const auto chunk_case = [](KernelRule rule, DType t, std::size_t T, std::size_t K) {
+    check::Case c;
+    c.rule = rule;
+    c.storage = t;
+    c.path = KernelPath::tensor_cores;
+    c.T = T;
+    c.K = K;
+    c.has_h0 = c.has_dht = false;
+    return c;
+  };
+  for (KernelRule rule : {KernelRule::gla, KernelRule::simple_gla})
+    for (DType t : {DType::bf16, DType::fp16})
+      for (double gate_scale : {1.0 / 16, 2.0, 64.0}) // 64: every row past fp16's limit
+        DYNAMIC_SECTION(name_of(rule)
+                        << " " << dtype_name(t) << " T=64 K=128 gate_scale=" << gate_scale) {
+          check::Case c = chunk_case(rule, t, 64, 128);
+          c.gate_scale = gate_scale;
+          c.seed = 29;
+          const auto [dq, dk] = judged(c, 0);
+          INFO("tensor-core order:\n  " << dq.summary() << "\n  " << dk.summary());
+          CHECK(dq.holds());
+          CHECK(dk.holds());
+          if (rule == KernelRule::gla && gate_scale < 64) { // at 64 every factor underflows
+            const auto [dq_early, dk_early] = judged(c, 1);
+            INFO("dk against the row before the reference row:\n  " << dk_early.summary());
+            CHECK(dq_early.holds());
+            CHECK_FALSE(dk_early.holds());
+          }
+        }
+  for (KernelRule rule : {KernelRule::gla, KernelRule::simple_gla})
+    for (DType t : {DType::bf16, DType::fp16})
+      check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 10, [=] {
+        check::Case c = chunk_case(rule, t, *rc::gen::inRange<std::size_t>(1, 65),
+                                   *rc::gen::element<std::size_t>(64, 128));
+        c.gate_scale = *rc::gen::element(1.0 / 16, 0.5, 2.0, 8.0);
+        c.seed = *rc::gen::arbitrary<std::uint32_t>();
+        const auto [dq, dk] = judged(c, 0);
+        RC_LOG() << c.describe() << "\n" << dq.summary() << "\n" << dk.summary() << "\n";
+        RC_ASSERT(dq.holds());
+        RC_ASSERT(dk.holds());
+      });
 }
 
 TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
