@@ -53,8 +53,8 @@ struct GpuCheckOptions {
     if (path() == gpu::KernelPath::cuda_cores)
       return policy_name(kernels_policy);
     return policy_name(gpu::Policy::tensor_core) +
-           " (the kernels that run on tensor cores: gla's and simple_gla's forward and "
-           "backward, gated_delta_rule's forward), " +
+           " (the kernels that run on tensor cores: the forward and backward of gla, "
+           "simple_gla and gated_delta_rule), " +
            policy_name(kernels_policy) + " (the rest)";
   }
 };
@@ -108,23 +108,22 @@ void run_job(Job &j) {
 }
 
 /// Greedy shrinking through the generator's own shrinks (as verify shrinks): the first
-/// smaller case that still fails, until none does or `budget` checks were spent.
+/// smaller case that still fails, until none does or `budget` checks were spent. Called from
+/// several threads at once: RapidCheck is reached through gen::ShrinkWalk only.
 Job shrink(const Job &failing, std::size_t budget) {
-  rc::Shrinkable<Case> current = gen::case_for(
-      failing.c.rule, failing.c.storage, need_of(failing.kind))(rc::Random(failing.rc_seed), 100);
+  gen::ShrinkWalk walk(failing.c.rule, failing.c.storage, need_of(failing.kind), failing.rc_seed);
   Job best = failing;
   for (bool progress = true; progress && budget > 0;) {
     progress = false;
-    auto shrinks = current.shrinks();
-    while (auto next = shrinks.next()) {
+    while (std::optional<Case> next = walk.next()) {
       if (budget-- == 0)
         break;
-      Job j{failing.kind, next->value(), true, failing.rc_seed, {}, {}};
+      Job j{failing.kind, *next, true, failing.rc_seed, {}, {}};
       j.c.path = failing.c.path;
       run_job(j);
       if (!j.holds()) {
         best = j;
-        current = *next;
+        walk.descend();
         progress = true;
         break;
       }
@@ -256,12 +255,7 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
       for (Kind k : all_kinds)
         for (std::size_t i = 0; i < opt.cases; ++i) {
           const std::uint64_t s = mix(opt.seed ^ mix(hash_of(rule + dt + name_of(k)) + i));
-          jobs.push_back({k,
-                          gen::case_for(kernel_rule, t, need_of(k))(rc::Random(s), 100).value(),
-                          true,
-                          s,
-                          {},
-                          {}});
+          jobs.push_back({k, gen::draw_case(kernel_rule, t, need_of(k), s), true, s, {}, {}});
         }
     }
   for (Job &j : jobs)
@@ -438,8 +432,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
       ->capture_default_str();
   sub->add_option("--kernels", opt->kernels,
                   "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
-                  "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla "
-                  "and simple_gla and forward of gated_delta_rule, judged under the tensor-core "
+                  "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
+                  "simple_gla and gated_delta_rule, judged under the tensor-core "
                   "policy; the rest stays on CUDA cores)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))

@@ -5,6 +5,9 @@
 // random values of the kernels' usual magnitude.
 #pragma once
 
+#include <mutex>
+#include <optional>
+
 #include <rapidcheck.h>
 
 #include "check.hpp"
@@ -55,6 +58,57 @@ inline rc::Gen<Case> case_for(KernelRule rule, DType storage, Need need = Need::
     return c;
   });
 }
+
+/// RapidCheck keeps the context of a generator that is running in globals (the static stacks of
+/// rc::detail::ImplicitParam), so drawing a case, or walking its shrinks, from two threads at
+/// once corrupts it. A program that draws from several threads takes this lock around every draw
+/// (draw_case and ShrinkWalk do).
+inline std::mutex &rapidcheck_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
+/// The case case_for draws from `seed` (at RapidCheck size 100), under rapidcheck_lock.
+inline Case draw_case(KernelRule rule, DType storage, Need need, std::uint64_t seed) {
+  const std::lock_guard<std::mutex> lock(rapidcheck_lock());
+  return case_for(rule, storage, need)(rc::Random(seed), 100).value();
+}
+
+/// \brief A greedy walk down the shrinks of a drawn case, from any thread (each step under
+/// rapidcheck_lock): next() gives the next smaller case of the current one, or nothing when they
+/// are spent; descend() makes the case next() gave last the current one, whose shrinks are walked
+/// next.
+class ShrinkWalk {
+public:
+  /// The walk down the shrinks of draw_case(rule, storage, need, seed).
+  ShrinkWalk(KernelRule rule, DType storage, Need need, std::uint64_t seed)
+      : current_(locked_draw(rule, storage, need, seed)) {
+    const std::lock_guard<std::mutex> lock(rapidcheck_lock());
+    shrinks_ = current_.shrinks();
+  }
+  std::optional<Case> next() {
+    const std::lock_guard<std::mutex> lock(rapidcheck_lock());
+    rc::Maybe<rc::Shrinkable<Case>> next = shrinks_.next();
+    if (!next)
+      return std::nullopt;
+    last_ = *next;
+    return last_.value();
+  }
+  void descend() {
+    const std::lock_guard<std::mutex> lock(rapidcheck_lock());
+    current_ = last_;
+    shrinks_ = current_.shrinks();
+  }
+
+private:
+  static rc::Shrinkable<Case> locked_draw(KernelRule rule, DType storage, Need need,
+                                          std::uint64_t seed) {
+    const std::lock_guard<std::mutex> lock(rapidcheck_lock());
+    return case_for(rule, storage, need)(rc::Random(seed), 100);
+  }
+  rc::Shrinkable<Case> current_, last_ = current_;
+  rc::Seq<rc::Shrinkable<Case>> shrinks_;
+};
 
 } // namespace ruleproof::gpu::check::gen
 

@@ -3,7 +3,9 @@
 // recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o; gated_delta_rule's on tensor cores
 // (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w. Backward: the
 // forward's stages again (none is stored by the forward), then chunk_bwd_dv_local, chunk_bwd_dhu,
-// chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse.
+// chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
+// gated_delta_rule's on tensor cores: chunk_delta_wy_tc, chunk_gla_state_tc forwards and
+// backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
 #include "detail/delta_launch.hpp"
@@ -108,6 +110,73 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   return r;
 }
 
+/// gated_delta_rule's backward on tensor cores: the WY kernel again (with A), the sequential
+/// kernel forwards (h at each chunk's start and v_new) and backwards (dh after each chunk, dv2 and
+/// dh0), all in the input type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
+DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
+                                const DeviceArray *d_ht, const ChunkTable &table,
+                                const detail::ChunkDims &d, const ChunkShapes &s,
+                                const ChunkOptions &opts) {
+  const std::size_t C = kernel_chunk_size;
+  const bool poison = opts.poison_outputs;
+  const bool with_dht = d_ht && !d_ht->empty(), with_dh0 = args.h0 && !args.h0->empty();
+  const DType in = args.q->dtype();
+  const detail::DeviceChunkTable t = table.device();
+  DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison),
+              A = output(in, {s.B, s.T, s.H, C}, poison);
+  DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
+  DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
+  DeviceArray decay = output(DType::fp32, {s.NC, s.H}, poison);
+  detail::DeltaTcScratch x{Aqk.data(), qd.data(),  kd.data(), w.data(),
+                           u.data(),   f32(decay), A.data()};
+  detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                   f32(args.beta), x, detail::DeltaTcStages{}, t, d);
+  DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  DeviceArray v_new = output(in, args.v->shape(), poison);
+  detail::TcStatePass fwd;
+  fwd.left = kd.data();
+  fwd.right = u.data();
+  fwd.w = w.data();
+  fwd.decay = f32(decay);
+  fwd.s0 = f32(args.h0);
+  fwd.s_chunks16 = h16.data();
+  fwd.v_new16 = v_new.data();
+  detail::launch_chunk_gla_state_tc(fwd, t, d);
+
+  DeltaGrads r;
+  if (opts.return_stages)
+    r.dh = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+  if (with_dh0)
+    r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  DeviceArray dv2 = output(in, args.v->shape(), poison);
+  detail::TcStatePass bwd;
+  bwd.left = qd.data();
+  bwd.right = d_o.data();
+  bwd.w = w.data();
+  bwd.kd = kd.data();
+  bwd.A16 = Aqk.data();
+  bwd.decay = f32(decay);
+  bwd.s0 = with_dht ? f32(d_ht) : nullptr;
+  bwd.reverse = true;
+  bwd.s_end = with_dh0 ? f32(r.dh0) : nullptr;
+  bwd.s_chunks = opts.return_stages ? f32(r.dh) : nullptr;
+  bwd.s_chunks16 = dh16.data();
+  bwd.v_new16 = dv2.data();
+  detail::launch_chunk_gla_state_tc(bwd, t, d);
+
+  r.dq = output(in, args.q->shape(), poison);
+  r.dk = output(in, args.k->shape(), poison);
+  r.dv = output(in, args.v->shape(), poison);
+  r.dbeta = output(DType::fp32, args.beta->shape(), poison);
+  r.dg = output(DType::fp32, args.g->shape(), poison);
+  const detail::DeltaTcBackward b{A.data(), h16.data(), dh16.data(), v_new.data(), dv2.data()};
+  detail::launch_chunk_delta_bwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                    f32(args.beta), d_o.data(), b, r.dq.data(), r.dk.data(),
+                                    r.dv.data(), f32(r.dbeta), f32(r.dg), t, d);
+  return r;
+}
+
 void expect_args(const DeltaArgs &args) {
   if (!args.q || !args.k || !args.v || !args.g || !args.beta)
     throw InputError(!args.q   ? "q"
@@ -160,6 +229,8 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
   const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  if (opts.path == KernelPath::tensor_cores && gate == GateKind::scalar)
+    return tensor_core_backward(args, d_o, d_ht, table, d, s, opts);
   const detail::DeviceChunkTable t = table.device();
   const bool poison = opts.poison_outputs;
   const DType in = args.q->dtype();

@@ -117,6 +117,18 @@ __device__ void a_times(const In *a16, int ld_a, const In *right, int ld_right, 
       }
 }
 
+/// A chunk's C x C matrix in shared memory (ld LC) out to dst [B*T, H, C], rows < n, 8 values
+/// a store. Called by the whole block.
+template <class In, int LC>
+__device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
+                             const ChunkDims &d) {
+  for (int e = threadIdx.x; e < rows.n * (C / 8); e += blockDim.x) {
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    *reinterpret_cast<uint4 *>(dst + at_score(rows.bos + i, hd, j0, d)) =
+        *reinterpret_cast<const uint4 *>(&a[i][j0]);
+  }
+}
+
 template <class In, int K, int V>
 __global__ void __launch_bounds__(WY_THREADS)
     chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
@@ -134,12 +146,7 @@ __global__ void __launch_bounds__(WY_THREADS)
   copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
   mma::commit_copies();
   if (tid < C)
-#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, each row takes the beta of
-                             // the row before
-    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid > 0 ? tid - 1 : 0) * d.H] : 0.0f;
-#else
     s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-#endif
   chunk_gates<K, true>(s.gates, g, rows, hd, d, st.g_cum);
   mma::wait_copies();
   __syncthreads();
@@ -163,11 +170,7 @@ __global__ void __launch_bounds__(WY_THREADS)
     });
   }
   __syncthreads();
-  for (int e = tid; e < n * (C / 8); e += WY_THREADS) { // Aqk out, 8 values a store
-    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
-    *reinterpret_cast<uint4 *>(static_cast<In *>(x.Aqk) + at_score(rows.bos + i, hd, j0, d)) =
-        *reinterpret_cast<const uint4 *>(&s.a16[i][j0]);
-  }
+  store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
   if (st.A0)
     for (int e = tid; e < n * C; e += WY_THREADS)
       st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.a0[e / C][e % C];
@@ -190,6 +193,8 @@ __global__ void __launch_bounds__(WY_THREADS)
       st.A[at_score(rows.bos + i, hd, j, d)] = val(s.a16[i][j]);
   }
   __syncthreads();
+  if (x.A)
+    store_scores(static_cast<In *>(x.A), s.a16, rows, hd, d);
 
   // -- w = A (beta k e^{g_cum}), u = A (beta v) on the warp's rows and half the columns
   a_times<In, K>(&s.a16[0][0], S::LC, &s.q[0][0], S::LK, row0, side, rows, row_at, d.H,

@@ -211,8 +211,10 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 //   s <- Diag(decay) s + left^T right        (forward: chunk_fwd_h, left kd, right v;
 //                                             backward: chunk_bwd_dh, left qd, right dO)
 // and, with an output (the forward), o = qd s + A v on the chunk's rows before the update, so
-// that h never leaves the chip. Each chunk's tiles are copied in (cp.async) while the block
-// works on the one before.
+// that h never leaves the chip. With w, the delta rules: forwards (chunk_delta_fwd_h) the right
+// factor is v_new = u - w s; backwards (chunk_bwd_dhu, left qd, right dO) dv2 = A^T dO + kd s,
+// and s <- Diag(decay) s + qd^T dO - w^T dv2. Each chunk's tiles are copied in (cp.async) while
+// the block works on the one before.
 //   output: warp w computes rows [16 (w % 4), +16), columns [B/2 (w / 4), +B/2) of the tile
 //           (B = TC_BV columns);
 //   state:  warp w holds keys [16 (w % (K / 16)), +16), columns [B/S (w / (K / 16)), +B/S)
@@ -226,7 +228,8 @@ template <class T, int K, int G> struct alignas(16) ChunkTiles {
   static constexpr int LK = K + PAD, LV = TC_BV + PAD, LC = C + PAD;
   T left[C][LK];  // kd = k e^{gl - g_cum} or qd = q~ e^{g_cum}: the update's left factor
   T right[C][LV]; // v or dO
-  T qd[C][LK];    // q~ e^{g_cum}: the left factor of the output's state term
+  T qd[C][LK];    // q~ e^{g_cum}: the left factor of the output's state term (the delta rules'
+                  // backward: kd, dv2's)
   T a[C][LC];     // the scores
   T w[C][LK];     // the delta rules' w (with TcStatePass::w)
   float decay[G]; // e^{gl}
@@ -252,8 +255,10 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
   if (p.w)
     copy_rows_async(&x.w[0][0], X::LK, static_cast<const T *>(p.w) + row_at * K,
                     static_cast<long>(d.H) * K, C, rows.n, K);
-  if (p.o) {
-    copy_rows_async(&x.qd[0][0], X::LK, static_cast<const T *>(p.qd) + row_at * K,
+  const bool delta_backward = p.w && p.reverse;
+  if (p.o || delta_backward) {
+    copy_rows_async(&x.qd[0][0], X::LK,
+                    static_cast<const T *>(delta_backward ? p.kd : p.qd) + row_at * K,
                     static_cast<long>(d.H) * K, C, rows.n, K);
     copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.A16) + row_at * C,
                     static_cast<long>(d.H) * C, C, rows.n, C);
@@ -332,19 +337,32 @@ __global__ void __launch_bounds__(STATE_THREADS)
       }
 
     const In *right = &x.right[0][0]; // the update's right factor: v, dO, or v_new
-    if (p.w) { // v_new = u - w h on the warp's rows and columns, rounded to the input type
+    if (p.w) { // on the warp's rows and columns, rounded to the input type: forwards, v_new =
+               // u - w h; backwards, dv2 = A^T dO + kd dh, kept negated for the update
       mma::Acc acc[O_TILES];
-      rows_times(acc, &x.w[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+      if (p.reverse) {
+        transposed_times_rows(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0, row0, C);
+        rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+      } else {
+        rows_times(acc, &x.w[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+      }
+      const auto new_value = [&](int i, int col, float y) {
+        return p.reverse ? y : val(x.right[i][col]) - y;
+      };
 #pragma unroll
       for (int nt = 0; nt < O_TILES; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int i = row0 + mma::acc_row(e), col = ocol0 + nt * 8 + mma::acc_col(e);
-          const In x_new = to<In>(val(x.right[i][col]) - acc[nt].x[e]);
-          s.v_new[i][col] = x_new;
+          const In x_new = to<In>(new_value(i, col, acc[nt].x[e]));
+          s.v_new[i][col] = p.reverse ? to<In>(-val(x_new)) : x_new;
           if (p.v_new && i < rows.n)
             p.v_new[at_v(rows.bos + i, hd, v0 + col, d)] = val(x_new);
         }
+      if (p.v_new16) // (new_value reads the tile's columns: v0 goes into the pointer)
+        store_rows(static_cast<In *>(p.v_new16) + v0, acc, row0, ocol0, rows.n,
+                   static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
+                   new_value);
       __syncthreads(); // every row of v_new is in
       right = &s.v_new[0][0];
     }
@@ -352,7 +370,13 @@ __global__ void __launch_bounds__(STATE_THREADS)
     if (o) { // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns
       mma::Acc acc[O_TILES];
       rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the delta rules' output
+                             // takes u for v_new in its scores' term
+      rows_times(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
+                 row0 + SUB);
+#else
       rows_times(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
+#endif
       store_rows(o, acc, row0, v0 + ocol0, rows.n,
                  static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
                  [](int, int, float x) { return x; });
@@ -366,7 +390,12 @@ __global__ void __launch_bounds__(STATE_THREADS)
       for (int nt = 0; nt < STATE_TILES; ++nt)
         state[nt].x[e] *= decay_e;
     }
-    transposed_times_rows(state, &x.left[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+    if (p.w && p.reverse) { // dh' = Diag(e^{gl}) dh + qd^T dO - w^T dv2
+      transposed_times_rows(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0, 0, C);
+      transposed_times_rows(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+    } else {
+      transposed_times_rows(state, &x.left[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+    }
   }
   if (p.s_end)
 #pragma unroll

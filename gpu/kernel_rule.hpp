@@ -31,7 +31,8 @@ inline constexpr KernelRule all_kernel_rules[] = {
 /// judged under the fp32 policy, gpu/twin.hpp) or the tensor-core kernels (products on tensor
 /// cores with operands in the input type; judged under the tensor-core policy). The tensor-core
 /// path covers the forward and the backward of gla and simple_gla (gpu/chunk_gla_tc.cu,
-/// gpu/chunk_gla_bwd_tc.cu) and gated_delta_rule's forward (gpu/chunk_delta_tc.cu) so far
+/// gpu/chunk_gla_bwd_tc.cu) and of gated_delta_rule (gpu/chunk_delta_tc.cu,
+/// gpu/chunk_delta_bwd_tc.cu) so far
 /// (has_tensor_core_forward, has_tensor_core_backward); the rest runs the CUDA-core kernels on
 /// either path. The default stays cuda_cores until the
 /// tensor-core kernels are faster and hold.
@@ -55,7 +56,8 @@ inline bool has_tensor_core_forward(KernelRule rule) {
 }
 /// Whether the backward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_backward(KernelRule rule) {
-  return rule == KernelRule::gla || rule == KernelRule::simple_gla;
+  return rule == KernelRule::gla || rule == KernelRule::simple_gla ||
+         rule == KernelRule::gated_delta_rule;
 }
 
 /// The stages the kernels of `rule` return, in the order they compute them (the names of

@@ -49,8 +49,10 @@ void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTa
 /// GLA forward's states h: left kd, right v, s0 = h0, and the output o = qd h + A16 v when o is
 /// given; its backward's dh: left qd, right dO, s0 = dht, reverse. With w (the delta rules), the
 /// update's right factor is v_new = right - w s instead (right = u), rounded to the input type,
-/// and the output o = qd h + A16 v_new. Arrays in the input type unless said; the optional
-/// outputs null when not wanted.
+/// and the output o = qd h + A16 v_new. With w and reverse (the delta rules' backward: left qd,
+/// right dO, s0 = dht), each chunk's gradient of v_new is dv2 = A16^T dO + kd s, rounded to the
+/// input type, and the update s <- Diag(decay) s + qd^T dO - w^T dv2. Arrays in the input type
+/// unless said; the optional outputs null when not wanted.
 struct TcStatePass {
   const void *left = nullptr;   ///< [B*T, H, K]
   const void *right = nullptr;  ///< [B*T, H, V]
@@ -58,12 +60,14 @@ struct TcStatePass {
   const float *s0 = nullptr;    ///< [N, H, K, V] fp32, optional (zero)
   bool reverse = false;
   void *o = nullptr;                        ///< [B*T, H, V], optional
-  const void *qd = nullptr, *A16 = nullptr; ///< the output's operands, with o
+  const void *qd = nullptr, *A16 = nullptr; ///< the output's operands, with o (A16: dv2's too)
   float *s_end = nullptr;                   ///< [N, H, K, V] fp32: the state at the end
   float *s_chunks = nullptr;                ///< [NC, H, K, V] fp32: at each chunk's start
   void *s_chunks16 = nullptr;               ///< the same in the input type
   const void *w = nullptr;                  ///< [B*T, H, K]: the delta rules' w, with right = u
-  float *v_new = nullptr; ///< [B*T, H, V] fp32, optional (with w): v_new as the update used it
+  const void *kd = nullptr;                 ///< [B*T, H, K]: with w and reverse, dv2's left factor
+  float *v_new = nullptr;  ///< [B*T, H, V] fp32, optional (with w): v_new as the update used it
+  void *v_new16 = nullptr; ///< the same (dv2 with reverse) in the input type, optional
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 

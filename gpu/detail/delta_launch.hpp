@@ -56,6 +56,7 @@ void launch_chunk_local_cumsum_reverse(float *dG, float *dg, const DeviceChunkTa
 struct DeltaTcScratch {
   void *Aqk = nullptr, *qd = nullptr, *kd = nullptr, *w = nullptr, *u = nullptr;
   float *decay = nullptr;
+  void *A = nullptr; ///< A = (I + A0)^-1 [B*T, H, C] in the input type, optional (the backward's)
 };
 /// The stages the WY kernel writes when asked (each optional, fp32): g_cum, A0, A (as the input
 /// type holds it), w and u (likewise).
@@ -68,5 +69,20 @@ struct DeltaTcStages {
 void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const float *g,
                               const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,
                               const DeviceChunkTable &t, const ChunkDims &d);
+
+/// What the tensor-core backward of gated_delta_rule reads besides the inputs, all in the input
+/// type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and dh,
+/// their gradients after it [NC, H, K, V], v_new and dv2 [B*T, H, V] (the sequential kernel's,
+/// forwards and backwards).
+struct DeltaTcBackward {
+  const void *A = nullptr, *h = nullptr, *dh = nullptr, *v_new = nullptr, *dv2 = nullptr;
+};
+/// chunk_bwd_dqkwg and chunk_wy_bwd of gated_delta_rule on tensor cores
+/// (gpu/chunk_delta_bwd_tc.cu), every chunk at once: dq, dk, dv (input type), dbeta and dg
+/// (fp32; dg the suffix sum of the gate's gradient inside each chunk).
+void launch_chunk_delta_bwd_tc(const void *q, const void *k, const void *v, const float *g,
+                               const float *beta, const void *d_o, const DeltaTcBackward &x,
+                               void *dq, void *dk, void *dv, float *dbeta, float *dg,
+                               const DeviceChunkTable &t, const ChunkDims &d);
 
 } // namespace ruleproof::gpu::detail

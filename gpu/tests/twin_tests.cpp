@@ -7,6 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "gpu/check_gen.hpp"
 #include "gpu/chunk_delta.hpp"
@@ -826,4 +829,39 @@ TEST_CASE("gated_oja_backward_is_kda_backward_with_keys_values_and_do_q_exchange
     RC_ASSERT(agree("dbeta", oja.dbeta, dual.dbeta));
     RC_ASSERT(agree("dh0", oja.dh0, transposed(dual.dh0)));
   });
+}
+
+TEST_CASE("gpu_check_cases_draw_and_shrink_from_many_threads_at_once", "[twin]") {
+  // ruleproof gpu-check shrinks its failing cases in parallel; RapidCheck's generators keep their
+  // running context in globals, so every draw goes through check::gen::rapidcheck_lock (without it
+  // this test crashes or throws "operator* is not allowed in this context")
+  constexpr int threads = 8, walks = 12;
+  const auto walk = [](int w) {
+    std::string seen;
+    for (int i = 0; i < walks; ++i) {
+      const std::uint64_t seed =
+          1000 * static_cast<std::uint64_t>(w) + static_cast<std::uint64_t>(i);
+      seen += check::gen::draw_case(KernelRule::gla, DType::bf16, check::gen::Need::any, seed)
+                  .describe() +
+              "\n";
+      check::gen::ShrinkWalk shrinks(KernelRule::gla, DType::bf16, check::gen::Need::any, seed);
+      for (int step = 0; step < 4; ++step) {
+        const std::optional<check::Case> next = shrinks.next();
+        if (!next)
+          break;
+        seen += next->describe() + "\n";
+        shrinks.descend();
+      }
+    }
+    return seen;
+  };
+  std::vector<std::string> alone(threads), together(threads);
+  for (int w = 0; w < threads; ++w)
+    alone[w] = walk(w);
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w)
+    pool.emplace_back([&, w] { together[w] = walk(w); });
+  for (std::thread &t : pool)
+    t.join();
+  CHECK(together == alone); // the same walks, one thread at a time or eight at once
 }

@@ -1,0 +1,372 @@
+// ruleproof: the chunkwise gated delta rule's backward on tensor cores (gated_delta_rule: scalar
+// gate), Hopper (sm_90): chunk_bwd_dqkwg and chunk_wy_bwd of every chunk at once, in one kernel,
+// the path KernelPath::tensor_cores of chunk_delta_bwd (gpu/chunk_delta.hpp; the CUDA-core path
+// is gpu/chunk_delta.cu). Every matrix product runs as mma.sync m16n8k16 with operands in the
+// input type (bf16 or fp16) and fp32 sums (gpu/detail/mma.cuh); gates, beta and their products
+// stay fp32. Judged under the tensor-core policy (gpu/twin.hpp).
+//
+// CPU reference, one grep away: reference/kda/chunk.hpp (chunk_bwd_dqkwg, chunk_wy_bwd,
+// chunk_local_cumsum_reverse), seed 003's backward steps 5-7; gated_delta_rule is kda with its
+// gate repeated over the keys (reference/kda/variant.hpp).
+//
+// Before it, on the same path (gpu/chunk_delta.cpp): chunk_delta_wy_tc (Aqk, A, w, kd, qd), the
+// sequential kernel forwards (the states h at each chunk's start and v_new) and backwards (dh,
+// the state gradient after each chunk, and dv2, the whole gradient of v_new), all stored in the
+// input type. Per chunk of n <= 64 rows, g_cum its local cumulative gate, q~ = scale q, gl =
+// g_cum of its last row (rows past n zero, their gates flat), D_ij = e^{g_cum_i - g_cum_j} <= 1
+// (j <= i), k< = k . e^{g_cum}:
+//   dB    = dO v_new^T  (j <= i)
+//   dq~_i = e^{g_cum_i} (dO_i h^T) + sum_{j<i} dB_ij D_ij k_j        dq = scale (dq~ + dB_ii k)
+//   dk_o  = sum_{i>j} dB_ij D_ij q~_i,  dk_s = e^{gl - g_cum} . (v_new dh^T)
+//   dw    = -dv2 h^T
+//   dA    = dv2 (Diag(beta) v)^T + dw (Diag(beta) k<)^T  (j < i)
+//   dv    = Diag(beta) A^T dv2
+//   dA0   = -(A^T dA A^T)  (j < i),  dX = Diag(beta) dA0,  X = (k k^T) . D  (j < i)
+//   dk    = dk_o + dB_jj q~_j + dk_s + e^{g_cum} . Diag(beta) A^T dw + (dX . D) k
+//           + (dX . D)^T k
+//   dbeta = rowdot(A^T dv2, v) + rowdot(A^T dw, k<) + rowdot(dA0, X)
+//   dG    = q~ . dq~ - k . (dk_o + dk_s) + k< . Diag(beta) A^T dw + k . (dX . D) k
+//           - k . (dX . D)^T k, summed over the keys; on the last row also
+//           e^{gl} sum(h . dh) + sum_j k_j . dk_s_j
+//   dg    = dG's suffix sum inside the chunk (chunk_local_cumsum_reverse: g_cum is local).
+// The terms of dB's diagonal cancel in dG and are left out of it, as in the reference. Every
+// decay is one exp per (row, column), at most 1.
+//
+// chunk_delta_bwd_tc_kernel: grid (NC, H), 8 warps; warp w owns rows [16 (w % 4), +16) and half
+// the columns (w / 4) of every C x K and C x V result, and the column tiles of parity w / 4 of the
+// C x C ones (two warps a row block); each lane keeps its rows' partial sums of dG and dbeta,
+// added across the warps at the end in a fixed order. Every operand of the chunk is copied into
+// shared memory at once (cp.async); once h and dh are read, their place holds dw and the right
+// factors of dA.
+#include "detail/chunk_device.cuh" // at_k, chunk_rows, check, allow_shared_memory,
+                                   // with_input_type, in, out, C
+#include "detail/delta_launch.hpp"
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+                             // rows_times, rows_times_transposed, transposed_times_rows,
+                             // lower_rows_times_transposed, each_entry_of_side, store_rows
+#include "detail/mma.cuh"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+using namespace tc;
+
+constexpr int BWD_THREADS = 256, BWD_WARPS = BWD_THREADS / 32;
+
+template <class T, int K, int V> struct DeltaBwdShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
+  // h and dh, then (once both are read) dw, Diag(beta) k< and Diag(beta) v
+  static constexpr int STATES = 2 * K * LV, WY = 2 * C * LK + C * LV;
+  T q[C][LK], k[C][LK];
+  T v[C][LV], d_o[C][LV], v_new[C][LV], dv2[C][LV];
+  alignas(16) T states[STATES > WY ? STATES : WY];
+  T a[C][LC]; // A = (I + A0)^-1
+  T m[C][LC]; // dB . D below the diagonal, then dA, then dX . D
+  T t[C][LC]; // A^T dA below the diagonal
+  float dB_diagonal[C], beta[C];
+  float dG_rows[2][C], dbeta_rows[2][C]; // each half of the columns' sums, per row
+  float last_row[BWD_WARPS][2];          // each warp's part of the last row's two terms
+  ChunkGates<K, true> gates;
+};
+
+/// Sums over the lanes of a quad: a row's part of a warp's accumulators is spread over 4 lanes.
+__device__ inline float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+__device__ inline float warp_sum(float x) {
+#pragma unroll
+  for (int lanes = 16; lanes > 0; lanes /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, lanes);
+  return x;
+}
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(BWD_THREADS)
+    chunk_delta_bwd_tc_kernel(const In *q, const In *k, const In *v, const float *g,
+                              const float *beta, const In *d_o, DeltaTcBackward x, In *dq, In *dk,
+                              In *dv, float *dbeta, float *dg, DeviceChunkTable t, ChunkDims d) {
+  using S = DeltaBwdShared<In, K, V>;
+  constexpr int NK = K / 16, NV = V / 16; // n tiles of a warp's half of a row of K (of V)
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  const long state_at = (static_cast<long>(c) * d.H + hd) * K * V;
+  const long stride_k = static_cast<long>(d.H) * K, stride_v = static_cast<long>(d.H) * V;
+  In(*h)[S::LV] = reinterpret_cast<In(*)[S::LV]>(s.states);
+  In(*dh)[S::LV] = h + K;
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, stride_k, C, n, K);
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, stride_v, C, n, V);
+  copy_rows_async(&s.d_o[0][0], S::LV, d_o + row_at * V, stride_v, C, n, V);
+  copy_rows_async(&s.v_new[0][0], S::LV, static_cast<const In *>(x.v_new) + row_at * V, stride_v, C,
+                  n, V);
+  copy_rows_async(&s.dv2[0][0], S::LV, static_cast<const In *>(x.dv2) + row_at * V, stride_v, C, n,
+                  V);
+  copy_rows_async(&s.a[0][0], S::LC, static_cast<const In *>(x.A) + row_at * C,
+                  static_cast<long>(d.H) * C, C, n, C);
+  copy_rows_async(&h[0][0], S::LV, static_cast<const In *>(x.h) + state_at, V, K, K, V);
+  copy_rows_async(&dh[0][0], S::LV, static_cast<const In *>(x.dh) + state_at, V, K, K, V);
+  mma::commit_copies();
+  if (tid < C)
+    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
+  chunk_gates<K, true>(s.gates, g, rows, hd, d, nullptr); // synchronises
+  mma::wait_copies();
+  __syncthreads();
+  const float(*g_cum)[ChunkGates<K, true>::LG] = s.gates.g;
+  const float *up = s.gates.row_up, *to_end = s.gates.row_to_end; // e^{g_cum}, e^{gl - g_cum}
+  const auto D = [&](int i, int j) { return fast_exp(g_cum[i][0] - g_cum[j][0]); };
+  const float scale = d.scale;
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  const int kcol0 = K / 2 * side, vcol0 = V / 2 * side;
+  const auto identity = [](int, int, float y) { return y; };
+
+  // this lane's parts of dG and dbeta of its rows row0 + lane / 4 (u = 0) and + 8 (u = 1), and of
+  // the last row's sum_j k_j . dk_s_j; dk summed over the steps in the warp's accumulators
+  float dG_part[2] = {0, 0}, dbeta_part[2] = {0, 0}, k_dk_s = 0;
+  mma::Acc dk_acc[NK];
+
+  // -- dB = dO v_new^T: its diagonal in fp32, dB . D below it in the input type
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v_new[0][0], S::LV, side, V);
+    each_entry_of_side(acc, row0, side, [&](int i, int j, float y) {
+      if (j == i)
+        s.dB_diagonal[i] = y;
+      s.m[i][j] = to<In>(j < i ? y * D(i, j) : 0.0f);
+    });
+  }
+  __syncthreads();
+
+  // -- dq~ = e^{g_cum} . (dO h^T) + (dB . D) k;  dq = scale (dq~ + dB_ii k_i)
+  {
+    mma::Acc state[NK], scores[NK];
+    rows_times_transposed(state, &s.d_o[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
+    rows_times(scores, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+        const float dq_t = up[i] * state[nt].x[e] + scores[nt].x[e];
+        dG_part[e / 2] += scale * val(s.q[i][col]) * dq_t;
+        state[nt].x[e] = scale * (dq_t + s.dB_diagonal[i] * val(s.k[i][col]));
+      }
+    store_rows(dq, state, row0, kcol0, n, row_at * K, stride_k, identity);
+  }
+
+  // -- dk_o = (dB . D)^T q~, dk_s = e^{gl - g_cum} . (v_new dh^T): dk = dk_o + dB_jj q~_j + dk_s
+  {
+    mma::Acc scores[NK];
+    rows_times_transposed(dk_acc, &s.v_new[0][0], S::LV, row0, &dh[0][0], S::LV, kcol0, V);
+    transposed_times_rows(scores, &s.m[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+        const float kj = val(s.k[j][col]), q_tj = scale * val(s.q[j][col]);
+        const float dk_s = to_end[j] * dk_acc[nt].x[e], dk_o = scale * scores[nt].x[e];
+        dG_part[e / 2] -= kj * (dk_o + dk_s);
+        k_dk_s += kj * dk_s;
+        dk_acc[nt].x[e] = dk_o + s.dB_diagonal[j] * q_tj + dk_s;
+      }
+  }
+
+  // -- dw = -dv2 h^T, and sum(h . dh), before h and dh give their place to dw
+  mma::Acc dw_acc[NK];
+  rows_times_transposed(dw_acc, &s.dv2[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
+  float h_dh = 0;
+  for (int e = tid; e < K * V; e += BWD_THREADS)
+    h_dh += val(h[e / V][e % V]) * val(dh[e / V][e % V]);
+  __syncthreads(); // every warp is done with h, dh and dB . D
+  In(*dw)[S::LK] = reinterpret_cast<In(*)[S::LK]>(s.states);
+  In(*bk)[S::LK] = dw + C; // Diag(beta) k<
+  In(*bv)[S::LV] = reinterpret_cast<In(*)[S::LV]>(bk + C);
+#pragma unroll
+  for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      dw[row0 + mma::acc_row(e)][kcol0 + nt * 8 + mma::acc_col(e)] = to<In>(-dw_acc[nt].x[e]);
+  for (int e = tid; e < C * K; e += BWD_THREADS) {
+    const int i = e / K, col = e % K;
+    bk[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * up[i]);
+  }
+  for (int e = tid; e < C * V; e += BWD_THREADS) {
+    const int i = e / V, col = e % V;
+    bv[i][col] = to<In>(s.beta[i] * val(s.v[i][col]));
+  }
+  __syncthreads();
+
+  // -- dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k<)^T below the diagonal, in the input type
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.dv2[0][0], S::LV, row0, &bv[0][0], S::LV, side, V);
+    lower_rows_times_transposed(acc, &dw[0][0], S::LK, row0, &bk[0][0], S::LK, side, K);
+    each_entry_of_side(acc, row0, side,
+                       [&](int i, int j, float y) { s.m[i][j] = to<In>(j < i ? y : 0.0f); });
+  }
+
+  // -- dv = Diag(beta) A^T dv2; dbeta's rowdot(A^T dv2, v)
+  {
+    mma::Acc acc[NV];
+    transposed_times_rows(acc, &s.a[0][0], S::LC, row0, &s.dv2[0][0], S::LV, vcol0, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < NV; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = row0 + mma::acc_row(e), col = vcol0 + nt * 8 + mma::acc_col(e);
+        dbeta_part[e / 2] += acc[nt].x[e] * val(s.v[j][col]);
+        acc[nt].x[e] *= s.beta[j];
+      }
+    store_rows(dv, acc, row0, vcol0, n, row_at * V, stride_v, identity);
+  }
+
+  // -- A^T dw: dk's e^{g_cum} . Diag(beta) A^T dw, its rowdot with k< in dbeta and (times beta)
+  //    in dG
+  {
+    mma::Acc acc[NK];
+    transposed_times_rows(acc, &s.a[0][0], S::LC, row0, &dw[0][0], S::LK, kcol0, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+        const float at_dw = acc[nt].x[e], k_up = val(s.k[j][col]) * up[j];
+        dbeta_part[e / 2] += at_dw * k_up;
+        dG_part[e / 2] += s.beta[j] * at_dw * k_up;
+        dk_acc[nt].x[e] += up[j] * s.beta[j] * at_dw;
+      }
+  }
+  __syncthreads(); // dA is in
+
+  // -- A^T dA below the diagonal (all dA0 reads of it), in the input type
+  {
+    mma::Acc acc[C / 16];
+    transposed_times_rows(acc, &s.a[0][0], S::LC, row0, &s.m[0][0], S::LC, C / 2 * side, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < C / 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + mma::acc_row(e), l = C / 2 * side + nt * 8 + mma::acc_col(e);
+        s.t[i][l] = to<In>(l < i ? acc[nt].x[e] : 0.0f);
+      }
+  }
+  __syncthreads(); // every warp is done with dA
+
+  // -- dA0 = -(A^T dA) A^T and X = (k k^T) . D below the diagonal: dbeta's rowdot(dA0, X) in
+  //    fp32, and dX . D = Diag(beta) dA0 . D in the input type
+  {
+    mma::Acc acc[C / 8], kk[C / 8];
+    lower_rows_times_transposed(acc, &s.t[0][0], S::LC, row0, &s.a[0][0], S::LC, side, C);
+    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (nt % 2 == side) {
+          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+          const float dA0 = j < i ? -acc[nt].x[e] : 0.0f, decay = j < i ? D(i, j) : 0.0f;
+          dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dX without beta
+          s.m[i][j] = to<In>(dA0 * decay);
+#else
+          s.m[i][j] = to<In>(s.beta[i] * dA0 * decay);
+#endif
+        }
+  }
+  __syncthreads();
+
+  // -- dk's (dX . D) k + (dX . D)^T k, and their rowdots with k in dG; dk out
+  {
+    mma::Acc left[NK], right[NK];
+    rows_times(left, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
+    transposed_times_rows(right, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+        dG_part[e / 2] += val(s.k[j][col]) * (left[nt].x[e] - right[nt].x[e]);
+        dk_acc[nt].x[e] += left[nt].x[e] + right[nt].x[e];
+      }
+    store_rows(dk, dk_acc, row0, kcol0, n, row_at * K, stride_k, identity);
+  }
+
+  // -- dG and dbeta: each row's two halves, the last row's terms, then dg's suffix sums
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const float dG_u = quad_sum(dG_part[u]), dbeta_u = quad_sum(dbeta_part[u]);
+    if (lane % 4 == 0) {
+      s.dG_rows[side][row0 + lane / 4 + 8 * u] = dG_u;
+      s.dbeta_rows[side][row0 + lane / 4 + 8 * u] = dbeta_u;
+    }
+  }
+  k_dk_s = warp_sum(k_dk_s);
+  h_dh = warp_sum(h_dh);
+  if (lane == 0) {
+    s.last_row[warp][0] = h_dh;
+    s.last_row[warp][1] = k_dk_s;
+  }
+  __syncthreads();
+  if (tid < C) {
+    float dG_i = s.dG_rows[0][tid] + s.dG_rows[1][tid];
+    if (tid == n - 1) {
+      float sum_h_dh = 0, sum_k_dk_s = 0;
+      for (int w = 0; w < BWD_WARPS; ++w) {
+        sum_h_dh += s.last_row[w][0];
+        sum_k_dk_s += s.last_row[w][1];
+      }
+      dG_i += up[n - 1] * sum_h_dh + sum_k_dk_s;
+    }
+    if (tid < n)
+      dbeta[row_at + static_cast<long>(tid) * d.H] = s.dbeta_rows[0][tid] + s.dbeta_rows[1][tid];
+    s.dG_rows[0][tid] = dG_i;
+  }
+  __syncthreads();
+  if (tid < n) { // dg_i = sum_{m >= i} dG_m, from the last row up
+    float sum = 0;
+    for (int m = n - 1; m >= tid; --m)
+      sum += s.dG_rows[0][m];
+    dg[row_at + static_cast<long>(tid) * d.H] = sum;
+  }
+}
+
+template <class In, int K, int V>
+void launch_bwd(const void *q, const void *k, const void *v, const float *g, const float *beta,
+                const void *d_o, const DeltaTcBackward &x, void *dq, void *dk, void *dv,
+                float *dbeta, float *dg, const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(DeltaBwdShared<In, K, V>));
+  auto *kernel = chunk_delta_bwd_tc_kernel<In, K, V>;
+  allow_shared_memory(kernel, bytes, "chunk_delta_bwd_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), BWD_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta,
+                                                  in<In>(d_o), x, out<In>(dq), out<In>(dk),
+                                                  out<In>(dv), dbeta, dg, t, d);
+}
+
+} // namespace
+
+void launch_chunk_delta_bwd_tc(const void *q, const void *k, const void *v, const float *g,
+                               const float *beta, const void *d_o, const DeltaTcBackward &x,
+                               void *dq, void *dk, void *dv, float *dbeta, float *dg,
+                               const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto y) {
+    using In = decltype(y);
+    const auto run = [&](auto launch) {
+      launch(q, k, v, g, beta, d_o, x, dq, dk, dv, dbeta, dg, t, d);
+    };
+    if (d.K == 64)
+      d.V == 64 ? run(launch_bwd<In, 64, 64>) : run(launch_bwd<In, 64, 128>);
+    else
+      d.V == 64 ? run(launch_bwd<In, 128, 64>) : run(launch_bwd<In, 128, 128>);
+  });
+  check("chunk_delta_bwd_tc_kernel");
+}
+
+} // namespace ruleproof::gpu::detail
