@@ -1,9 +1,9 @@
 // ruleproof: the host side of the chunkwise delta-rule kernels: shape checks, buffers, and the
 // kernels' order. Forward: chunk_local_cumsum, chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril,
 // recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o; gated_delta_rule's on tensor cores
-// (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w. Backward: the
-// forward's stages again (none is stored by the forward), then chunk_bwd_dv_local, chunk_bwd_dhu,
-// chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
+// and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w.
+// Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
+// chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
 // gated_delta_rule's on tensor cores: chunk_delta_wy_tc, chunk_gla_state_tc forwards and
 // backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
@@ -64,9 +64,9 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
   return st;
 }
 
-/// gated_delta_rule's forward on tensor cores (gpu/chunk_delta_tc.cu): the WY kernel, then the
-/// sequential kernel with w (v_new, the output and the state fused); the stages written when
-/// asked for.
+/// The forward of gated_delta_rule and kda on tensor cores (gpu/chunk_delta_tc.cu): the WY
+/// kernel, then the sequential kernel with w (v_new, the output and the state fused); the stages
+/// written when asked for.
 DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
                                  const detail::ChunkDims &d, const ChunkShapes &s,
                                  const ChunkOptions &opts) {
@@ -83,7 +83,7 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison);
   DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
   DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
-  DeviceArray decay = output(DType::fp32, {s.NC, s.H}, poison);
+  DeviceArray decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   const detail::DeviceChunkTable t = table.device();
   detail::DeltaTcScratch x{Aqk.data(), qd.data(), kd.data(), w.data(), u.data(), f32(decay)};
   detail::DeltaTcStages st;
@@ -211,7 +211,7 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   const bool poison = opts.poison_outputs;
-  if (opts.path == KernelPath::tensor_cores && gate == GateKind::scalar)
+  if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))
     return tensor_core_forward(args, table, d, s, opts);
   Stages st = forward_stages(args, table, d, s, opts.output_final_state, poison);
   DeltaForward r;

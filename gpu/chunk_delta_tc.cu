@@ -1,5 +1,5 @@
-// ruleproof: the chunkwise gated delta rule's forward on tensor cores (gated_delta_rule: scalar
-// gate), Hopper (sm_90). The path KernelPath::tensor_cores of chunk_delta_fwd
+// ruleproof: the chunkwise delta rules' forward on tensor cores (gated_delta_rule: scalar gate;
+// kda: per-key gate), Hopper (sm_90). The path KernelPath::tensor_cores of chunk_delta_fwd
 // (gpu/chunk_delta.hpp); the CUDA-core path is gpu/chunk_delta.cu. Every matrix product runs as
 // mma.sync m16n8k16 with operands in the input type (bf16 or fp16) and fp32 sums
 // (gpu/detail/mma.cuh); gates, beta, the triangular solve and the running state stay fp32. Judged
@@ -10,24 +10,30 @@
 // gated_delta_rule is kda with its gate repeated over the keys (reference/kda/variant.hpp).
 //
 // Two kernels. Per chunk of n <= 64 rows, g_cum its local cumulative gate, q~ = scale q, gl =
-// g_cum of row n - 1 (rows past n zero, their gates flat), D_ij = e^{g_cum_i - g_cum_j}:
-//   Aqk = (q~ k^T) . D  (j <= i)                      A0 = Diag(beta) (k k^T) . D  (j < i)
-//   A = (I + A0)^-1     w = A Diag(beta) (k . e^{g_cum})     u = A Diag(beta) v
-//   v_new = u - w h     o = (q~ . e^{g_cum}) h + Aqk v_new   h' = e^{gl} h + (k . e^{gl - g_cum})^T
-//   v_new
-// chunk_delta_wy_tc_kernel: grid (NC, H), 8 warps, every chunk at once: g_cum, Aqk and A0 (one
-// exp per (row, column) on the tensor-core products q~ k^T and k k^T), A by 16-row blocks in fp32
-// (each diagonal block by forward substitution, then A_IJ = -A_II sum_{J <= M < I} A0_IM A_MJ,
-// one block diagonal at a time), w and u on tensor cores, and the factors qd = q~ . e^{g_cum}, kd
-// = k . e^{gl - g_cum}; Aqk, A, w, u, qd, kd stored in the input type (the operands of the
-// products that read them), e^{gl} in fp32.
+// g_cum of row n - 1 (rows past n zero, their gates flat), D_ijc = e^{g_cum_ic - g_cum_jc}:
+//   Aqk_ij = sum_c q~_ic k_jc D_ijc  (j <= i)          A0_ij = beta_i sum_c k_ic k_jc D_ijc  (j <
+//   i) A = (I + A0)^-1     w = A Diag(beta) (k . e^{g_cum})     u = A Diag(beta) v v_new = u - w h
+//   o = (q~ . e^{g_cum}) h + Aqk v_new h' = Diag(e^{gl}) h + (k . e^{gl - g_cum})^T v_new
+// chunk_delta_wy_tc_kernel: grid (NC, H), 8 warps, every chunk at once: g_cum, Aqk and A0, A by
+// 16-row blocks in fp32 (each diagonal block by forward substitution, then A_IJ = -A_II
+// sum_{J <= M < I} A0_IM A_MJ, one block diagonal at a time), w and u on tensor cores, and the
+// factors qd = q~ . e^{g_cum}, kd = k . e^{gl - g_cum}; Aqk, A, w, u, qd, kd stored in the input
+// type (the operands of the products that read them), e^{gl} in fp32. A scalar gate's Aqk and A0
+// take one exp per (row, column) on the tensor-core products q~ k^T and k k^T. kda's per-key
+// decays are split at 16-row sub-chunks against each sub-chunk's first row r, as gla's scores
+// are (factored_scores and pairwise_scores, gpu/detail/gla_tc.cuh; gpu/chunk_gla_tc.cu's header
+// argues the bound): left factors q~_ic e^{g_cum_ic - g_cum_rc} and k_ic e^{g_cum_ic - g_cum_rc}
+// (at most |q~|, |k|), right factor k_jc e^{g_cum_rc - g_cum_jc} (at most |k| below the diagonal
+// block, e^{spread} |k| inside it), the diagonal block's rows whose spread passes spread_limit
+// summed term by term in fp32; the delta rules' keys are rows of norm at most 1.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
-// the output and the state update fused at each chunk.
+// the output and the state update fused at each chunk (kda: the decay per key).
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
-                             // store_decayed_factors, rows_times, store_rows, PAD, SUB
+                             // store_decayed_factors, factored_scores, pairwise_scores,
+                             // wide_rows, rows_times, store_rows, PAD, SUB
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -38,16 +44,19 @@ using namespace tc;
 
 constexpr int WY_THREADS = 256;
 
-template <class T, int K, int V> struct WyShared {
+template <class T, int K, int V, bool SCALAR> struct WyShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
-  T q[C][LK]; // q, then beta k e^{g_cum}: w's right factor
+  static constexpr int FACTORED = SCALAR ? 1 : C; // rows of the per-key gate's left factors
+  T q[C][LK];                                     // q, then beta k e^{g_cum}: w's right factor
   T k[C][LK];
   T v[C][LV];                // v, then beta v: u's right factor
   T a16[C][LC];              // Aqk, then A, in the input type: the left factor of w and u
-  float a0[C][LF], a[C][LF]; // A0, A
+  float a0[C][LF], a[C][LF]; // A0, A (kda: Aqk in fp32 before A)
   float part[C / SUB - 1][SUB][SUB + 1]; // the solve's partial sums, one block diagonal
   float beta[C];
-  ChunkGates<K, true> gates;
+  // kda: q~ and k decayed against their sub-chunk's first row r, e^{g_cum - g_cum_r}
+  T qs[FACTORED][LK], ks[FACTORED][LK];
+  ChunkGates<K, SCALAR> gates;
 };
 
 /// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
@@ -129,12 +138,13 @@ __device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
   }
 }
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(WY_THREADS)
     chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
                              const float *beta, DeltaTcScratch x, DeltaTcStages st,
                              DeviceChunkTable t, ChunkDims d) {
-  using S = WyShared<In, K, V>;
+  using S = WyShared<In, K, V, SCALAR>;
+  constexpr int LG = ChunkGates<K, SCALAR>::LG;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
@@ -147,27 +157,64 @@ __global__ void __launch_bounds__(WY_THREADS)
   mma::commit_copies();
   if (tid < C)
     s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-  chunk_gates<K, true>(s.gates, g, rows, hd, d, st.g_cum);
+  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, st.g_cum);
   mma::wait_copies();
   __syncthreads();
-  const float(*g_cum)[ChunkGates<K, true>::LG] = s.gates.g;
+  const float(*g_cum)[LG] = s.gates.g;
+  // e^{g_cum} of row i, key col
+  const auto up = [&](int i, int col) {
+    return SCALAR ? s.gates.row_up[i] : fast_exp(g_cum[i][col]);
+  };
 
-  store_decayed_factors<In, K, true>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
-                                     static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
+                                       static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
 
   // -- Aqk = (q~ k^T) . D and A0 = Diag(beta) (k k^T) . D: warp w, rows [16 (w % 4), +16),
   //    the column tiles of parity w / 4 up to the diagonal
   const int row0 = SUB * (warp % 4), side = warp / 4;
-  {
+  if constexpr (SCALAR) { // one exp per (row, column) on the plain products
     mma::Acc qk[C / 8], kk[C / 8];
     lower_rows_times_transposed(qk, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
     lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
-    each_entry_of_side(qk, row0, side, [&](int i, int j, float x) {
-      s.a16[i][j] = to<In>(j <= i ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f);
+    each_entry_of_side(qk, row0, side, [&](int i, int j, float y) {
+      s.a16[i][j] = to<In>(j <= i ? y * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f);
     });
-    each_entry_of_side(kk, row0, side, [&](int i, int j, float x) {
-      s.a0[i][j] = j < i ? s.beta[i] * x * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+    each_entry_of_side(kk, row0, side, [&](int i, int j, float y) {
+      s.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
     });
+  } else { // per key: factored against each sub-chunk's first row, as gla's scores are
+    for (int e = tid; e < C * K; e += WY_THREADS) {
+      const int i = e / K, col = e % K;
+      const float down = fast_exp(g_cum[i][col] - g_cum[i / SUB * SUB][col]);
+      s.qs[i][col] = to<In>(val(s.q[i][col]) * d.scale * down);
+      s.ks[i][col] = to<In>(val(s.k[i][col]) * down);
+    }
+    __syncthreads();
+    const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+    {
+      mma::Acc qk[C / 8], kk[C / 8];
+      factored_scores(qk, &s.qs[0][0], &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows, row0,
+                      K);
+      factored_scores(kk, &s.ks[0][0], &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows, row0,
+                      K);
+      each_entry_of_side(qk, row0, side,
+                         [&](int i, int j, float y) { s.a[i][j] = j <= i ? y : 0.0f; });
+      each_entry_of_side(kk, row0, side,
+                         [&](int i, int j, float y) { s.a0[i][j] = j < i ? s.beta[i] * y : 0.0f; });
+    }
+    __syncthreads(); // the factored entries are in; the block's pairwise rows replace them
+    if (pairwise_rows && side == 0) {
+      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
+                             [&](int i, int j, float y) { s.a[i][j] = y; });
+      pairwise_scores<In, K>(&s.k[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, 1.0f,
+                             [&](int i, int j, float y) {
+                               if (j < i)
+                                 s.a0[i][j] = s.beta[i] * y;
+                             });
+    }
+    __syncthreads();
+    for (int e = tid; e < C * C; e += WY_THREADS)
+      s.a16[e / C][e % C] = to<In>(s.a[e / C][e % C]);
   }
   __syncthreads();
   store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
@@ -177,7 +224,7 @@ __global__ void __launch_bounds__(WY_THREADS)
   // the right factors of w and u, in place of q (read by now) and v
   for (int e = tid; e < C * K; e += WY_THREADS) {
     const int i = e / K, col = e % K;
-    s.q[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * s.gates.row_up[i]);
+    s.q[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * up(i, col));
   }
   for (int e = tid; e < C * V; e += WY_THREADS) {
     const int i = e / V, col = e % V;
@@ -203,15 +250,25 @@ __global__ void __launch_bounds__(WY_THREADS)
                  static_cast<In *>(x.u), st.u);
 }
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool SCALAR>
 void launch_wy(const void *q, const void *k, const void *v, const float *g, const float *beta,
                const DeltaTcScratch &x, const DeltaTcStages &st, const DeviceChunkTable &t,
                const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(WyShared<In, K, V>));
-  auto *kernel = chunk_delta_wy_tc_kernel<In, K, V>;
+  const int bytes = static_cast<int>(sizeof(WyShared<In, K, V, SCALAR>));
+  auto *kernel = chunk_delta_wy_tc_kernel<In, K, V, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_delta_wy_tc_kernel");
   kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta, x, st, t,
                                                  d);
+}
+
+template <class In, int K, int V>
+void launch_wy_gate(const void *q, const void *k, const void *v, const float *g, const float *beta,
+                    const DeltaTcScratch &x, const DeltaTcStages &st, const DeviceChunkTable &t,
+                    const ChunkDims &d) {
+  if (d.G == 1)
+    launch_wy<In, K, V, true>(q, k, v, g, beta, x, st, t, d);
+  else
+    launch_wy<In, K, V, false>(q, k, v, g, beta, x, st, t, d);
 }
 
 } // namespace
@@ -224,11 +281,11 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
   with_input_type(d, [&](auto y) {
     using In = decltype(y);
     if (d.K == 64)
-      d.V == 64 ? launch_wy<In, 64, 64>(q, k, v, g, beta, x, st, t, d)
-                : launch_wy<In, 64, 128>(q, k, v, g, beta, x, st, t, d);
+      d.V == 64 ? launch_wy_gate<In, 64, 64>(q, k, v, g, beta, x, st, t, d)
+                : launch_wy_gate<In, 64, 128>(q, k, v, g, beta, x, st, t, d);
     else
-      d.V == 64 ? launch_wy<In, 128, 64>(q, k, v, g, beta, x, st, t, d)
-                : launch_wy<In, 128, 128>(q, k, v, g, beta, x, st, t, d);
+      d.V == 64 ? launch_wy_gate<In, 128, 64>(q, k, v, g, beta, x, st, t, d)
+                : launch_wy_gate<In, 128, 128>(q, k, v, g, beta, x, st, t, d);
   });
   check("chunk_delta_wy_tc_kernel");
 }

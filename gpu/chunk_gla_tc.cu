@@ -52,7 +52,7 @@
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
 #include "detail/gla_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
-                             // rows_times, PAD, SUB
+                             // factored_scores, pairwise_scores, rows_times, PAD, SUB
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -79,43 +79,6 @@ template <class T, int K> struct ScoreShared {
   ChunkGates<K> gates;
 };
 
-/// The pair (i, j), j <= i < 16, numbered p = i (i + 1) / 2 + j.
-__device__ inline void pair_of(int p, int &i, int &j) {
-  i = static_cast<int>((sqrtf(8.0f * p + 1.0f) - 1.0f) * 0.5f);
-  while (i * (i + 1) / 2 > p)
-    --i;
-  while ((i + 1) * (i + 2) / 2 <= p)
-    ++i;
-  j = p - i * (i + 1) / 2;
-}
-
-/// The diagonal block's rows in `rows` (bit i: row row0 + i), each term with its own exp, in
-/// fp32: each lane sums its pairs j <= i over the keys.
-template <class In, int K>
-__device__ void pairwise_diagonal(ScoreShared<In, K> &s, int row0, unsigned rows, float scale) {
-  constexpr int PAIRS = SUB * (SUB + 1) / 2, PER_LANE = (PAIRS + 31) / 32;
-  const float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;
-  const int lane = threadIdx.x % 32;
-  int pi[PER_LANE], pj[PER_LANE];
-  float x[PER_LANE];
-#pragma unroll
-  for (int m = 0; m < PER_LANE; ++m) {
-    pair_of(min(lane + 32 * m, PAIRS - 1), pi[m], pj[m]);
-    pi[m] += row0;
-    pj[m] += row0;
-    x[m] = 0;
-  }
-  for (int col = 0; col < K; ++col)
-#pragma unroll
-    for (int m = 0; m < PER_LANE; ++m)
-      x[m] += val(s.q[pi[m]][col]) * scale * val(s.k[pj[m]][col]) *
-              expf(g_cum[pi[m]][col] - g_cum[pj[m]][col]);
-#pragma unroll
-  for (int m = 0; m < PER_LANE; ++m)
-    if (lane + 32 * m < PAIRS && (rows >> (pi[m] - row0) & 1u))
-      s.a[pi[m]][pj[m]] = x[m];
-}
-
 template <class In, int K, bool SCALAR>
 __global__ void __launch_bounds__(SCORE_THREADS)
     chunk_gla_scores_tc_kernel(const In *q, const In *k, const float *g, In *A16, In *qd, In *kd,
@@ -124,7 +87,7 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   using S = ScoreShared<In, K>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
-  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n;
   float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;
@@ -171,28 +134,14 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #else
     const int r_right = r;
 #endif
-    // the factored terms, the right factor built in registers (zero on the block's
-    // pairwise rows, whose factors could overflow: those entries are computed again below)
-    warp_product<In>(
-        acc, 0, K, [&](mma::FragA &a, int kk) { mma::load_a(a, &s.qs[0][0], S::LK, row0, kk); },
-        [&](mma::FragB &b, int nt, int kk) { // k_jc e^{g_r - g_j}, keys kk.. of row j
-          const int j = nt * 8 + lane / 4;
-          const bool zero = j >= row0 && (pairwise_rows >> (j - row0) & 1u);
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int col = kk + 2 * (lane % 4) + 8 * half;
-            const float x0 = val(s.k[j][col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
-            const float x1 =
-                val(s.k[j][col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
-            b.x[half] = zero ? 0u : mma::pack(to<In>(x0), to<In>(x1));
-          }
-        },
-        [&](int nt) { return nt % 2 == parity && nt < row0 / 8 + 2; });
+    factored_scores(acc, &s.qs[0][0], &s.k[0][0], S::LK, g_cum, row0, parity, pairwise_rows,
+                    r_right, K);
     each_entry_of_side(acc, row0, parity,
                        [&](int i, int j, float x) { s.a[i][j] = j <= i ? x : 0.0f; });
     __syncthreads(); // the block's factored entries are in; its pairwise rows replace them
     if (pairwise_rows && parity == 0)
-      pairwise_diagonal(s, row0, pairwise_rows, d.scale);
+      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
+                             [&](int i, int j, float x) { s.a[i][j] = x; });
   }
   __syncthreads();
   for (int e = tid; e < n * C; e += SCORE_THREADS) {

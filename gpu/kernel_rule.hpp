@@ -32,7 +32,7 @@ inline constexpr KernelRule all_kernel_rules[] = {
 /// cores with operands in the input type; judged under the tensor-core policy). The tensor-core
 /// path covers the forward and the backward of gla and simple_gla (gpu/chunk_gla_tc.cu,
 /// gpu/chunk_gla_bwd_tc.cu) and of gated_delta_rule (gpu/chunk_delta_tc.cu,
-/// gpu/chunk_delta_bwd_tc.cu) so far
+/// gpu/chunk_delta_bwd_tc.cu), and kda's forward (gpu/chunk_delta_tc.cu) so far
 /// (has_tensor_core_forward, has_tensor_core_backward); the rest runs the CUDA-core kernels on
 /// either path. The default stays cuda_cores until the
 /// tensor-core kernels are faster and hold.
@@ -52,7 +52,7 @@ inline KernelPath path_named(std::string_view name) {
 /// Whether the forward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_forward(KernelRule rule) {
   return rule == KernelRule::gla || rule == KernelRule::simple_gla ||
-         rule == KernelRule::gated_delta_rule;
+         rule == KernelRule::gated_delta_rule || rule == KernelRule::kda;
 }
 /// Whether the backward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_backward(KernelRule rule) {

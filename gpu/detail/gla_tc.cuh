@@ -231,6 +231,74 @@ __device__ inline void lower_rows_times_transposed(mma::Acc (&acc)[C / 8], const
       [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
 }
 
+/// \brief The lower triangle of a chunk's scores under per-key decays, A_ij = sum_c X_ic Y_jc
+/// e^{g_cum_ic - g_cum_jc} (j <= i), factored against the first row r = row0 of the warp's 16-row
+/// sub-chunk, two warps a row block (lower_rows_times_transposed's tiles): acc[nt] += rows [row0,
+/// row0 + 16) of `xs` (X_ic e^{g_cum_ic - g_cum_rc}, stored) times (Y_jc e^{g_cum_r'c -
+/// g_cum_jc}), the right factor built in registers with r' = r_right (r, but for a planted bug),
+/// over keys [0, depth). The diagonal block's rows whose bit is set in pairwise_rows are zero in
+/// the right factor (their factors could overflow: pairwise_scores computes their entries).
+template <class T, int LG>
+__device__ void factored_scores(mma::Acc (&acc)[C / 8], const T *xs, const T *y, int ld,
+                                const float (*g_cum)[LG], int row0, int side,
+                                unsigned pairwise_rows, int r_right, int depth) {
+  const int lane = threadIdx.x % 32;
+  warp_product<T>(
+      acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, xs, ld, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) { // Y_jc e^{g_r' - g_j}, keys kk.. of row j
+        const int j = nt * 8 + lane / 4;
+        const bool zero = j >= row0 && (pairwise_rows >> (j - row0) & 1u);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int col = kk + 2 * (lane % 4) + 8 * half;
+          const float x0 = val(y[j * ld + col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
+          const float x1 =
+              val(y[j * ld + col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
+          b.x[half] = zero ? 0u : mma::pack(to<T>(x0), to<T>(x1));
+        }
+      },
+      [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
+}
+
+/// The pair (i, j), j <= i < 16, numbered p = i (i + 1) / 2 + j.
+__device__ inline void pair_of(int p, int &i, int &j) {
+  i = static_cast<int>((sqrtf(8.0f * p + 1.0f) - 1.0f) * 0.5f);
+  while (i * (i + 1) / 2 > p)
+    --i;
+  while ((i + 1) * (i + 2) / 2 <= p)
+    ++i;
+  j = p - i * (i + 1) / 2;
+}
+
+/// The entries (i, j <= i) of the diagonal block's rows in `rows` (bit i: row row0 + i), each
+/// term with its own exp, in fp32: store(i, j, x_scale sum_c X_ic Y_jc e^{g_cum_ic - g_cum_jc})
+/// for X, Y stored by rows (ld values a row), each lane summing its pairs over the K keys. Called
+/// by one warp.
+template <class T, int K, int LG, class F>
+__device__ void pairwise_scores(const T *x, const T *y, int ld, const float (*g_cum)[LG], int row0,
+                                unsigned rows, float x_scale, F store) {
+  constexpr int PAIRS = SUB * (SUB + 1) / 2, PER_LANE = (PAIRS + 31) / 32;
+  const int lane = threadIdx.x % 32;
+  int pi[PER_LANE], pj[PER_LANE];
+  float acc[PER_LANE];
+#pragma unroll
+  for (int m = 0; m < PER_LANE; ++m) {
+    pair_of(min(lane + 32 * m, PAIRS - 1), pi[m], pj[m]);
+    pi[m] += row0;
+    pj[m] += row0;
+    acc[m] = 0;
+  }
+  for (int col = 0; col < K; ++col)
+#pragma unroll
+    for (int m = 0; m < PER_LANE; ++m)
+      acc[m] += val(x[pi[m] * ld + col]) * x_scale * val(y[pj[m] * ld + col]) *
+                expf(g_cum[pi[m]][col] - g_cum[pj[m]][col]);
+#pragma unroll
+  for (int m = 0; m < PER_LANE; ++m)
+    if (lane + 32 * m < PAIRS && (rows >> (pi[m] - row0) & 1u))
+      store(pi[m], pj[m], acc[m]);
+}
+
 /// f(i, j, x) for each accumulator entry (row i, column j, value x) of the column tiles of parity
 /// `side` (lower_rows_times_transposed's), on this lane.
 template <class F>
