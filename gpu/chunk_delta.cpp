@@ -64,13 +64,44 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
   return st;
 }
 
+/// The tensor-core WY kernel's outputs (gpu/detail/delta_launch.hpp, DeltaTcScratch), in the
+/// input type but for the decays.
+struct TcWy {
+  DeviceArray Aqk, qd, kd, w, u, decay, A;
+};
+/// Runs the tensor-core WY kernel into new buffers (A too when with_A), the stages into `st`.
+TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
+                    const detail::ChunkDims &d, const ChunkShapes &s, bool poison,
+                    const detail::DeltaTcStages &st, bool with_A) {
+  const std::size_t C = kernel_chunk_size;
+  const DType in = args.q->dtype();
+  TcWy r;
+  r.Aqk = output(in, {s.B, s.T, s.H, C}, poison);
+  r.qd = output(in, args.q->shape(), poison);
+  r.kd = output(in, args.k->shape(), poison);
+  r.w = output(in, args.k->shape(), poison);
+  r.u = output(in, args.v->shape(), poison);
+  r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
+  if (with_A)
+    r.A = output(in, {s.B, s.T, s.H, C}, poison);
+  const detail::DeltaTcScratch x{r.Aqk.data(),
+                                 r.qd.data(),
+                                 r.kd.data(),
+                                 r.w.data(),
+                                 r.u.data(),
+                                 f32(r.decay),
+                                 with_A ? r.A.data() : nullptr};
+  detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
+                                   f32(args.beta), x, st, t, d);
+  return r;
+}
+
 /// The forward of gated_delta_rule and kda on tensor cores (gpu/chunk_delta_tc.cu): the WY
 /// kernel, then the sequential kernel with w (v_new, the output and the state fused); the stages
 /// written when asked for.
 DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
                                  const detail::ChunkDims &d, const ChunkShapes &s,
                                  const ChunkOptions &opts) {
-  const std::size_t C = kernel_chunk_size;
   const bool poison = opts.poison_outputs, stages = opts.return_stages;
   const DType in = args.q->dtype();
   DeltaForward r;
@@ -80,27 +111,21 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   Stages st_buffers;
   if (stages)
     st_buffers = stage_buffers(args, s, false, poison);
-  DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison);
-  DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
-  DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
-  DeviceArray decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   const detail::DeviceChunkTable t = table.device();
-  detail::DeltaTcScratch x{Aqk.data(), qd.data(), kd.data(), w.data(), u.data(), f32(decay)};
   detail::DeltaTcStages st;
   if (stages)
     st = {f32(st_buffers.g_cum), f32(st_buffers.A0), f32(st_buffers.A), f32(st_buffers.w),
           f32(st_buffers.u)};
-  detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
-                                   f32(args.beta), x, st, t, d);
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false);
   detail::TcStatePass p;
-  p.left = kd.data();
-  p.right = u.data();
-  p.w = w.data();
-  p.decay = f32(decay);
+  p.left = wy.kd.data();
+  p.right = wy.u.data();
+  p.w = wy.w.data();
+  p.decay = f32(wy.decay);
   p.s0 = f32(args.h0);
   p.o = r.o.data();
-  p.qd = qd.data();
-  p.A16 = Aqk.data();
+  p.qd = wy.qd.data();
+  p.A16 = wy.Aqk.data();
   p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
   p.s_chunks = stages ? f32(st_buffers.h) : nullptr;
   p.v_new = stages ? f32(st_buffers.v_new) : nullptr;
@@ -117,27 +142,18 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
                                 const ChunkOptions &opts) {
-  const std::size_t C = kernel_chunk_size;
   const bool poison = opts.poison_outputs;
   const bool with_dht = d_ht && !d_ht->empty(), with_dh0 = args.h0 && !args.h0->empty();
   const DType in = args.q->dtype();
   const detail::DeviceChunkTable t = table.device();
-  DeviceArray Aqk = output(in, {s.B, s.T, s.H, C}, poison),
-              A = output(in, {s.B, s.T, s.H, C}, poison);
-  DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
-  DeviceArray w = output(in, args.k->shape(), poison), u = output(in, args.v->shape(), poison);
-  DeviceArray decay = output(DType::fp32, {s.NC, s.H}, poison);
-  detail::DeltaTcScratch x{Aqk.data(), qd.data(),  kd.data(), w.data(),
-                           u.data(),   f32(decay), A.data()};
-  detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
-                                   f32(args.beta), x, detail::DeltaTcStages{}, t, d);
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
   DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray v_new = output(in, args.v->shape(), poison);
   detail::TcStatePass fwd;
-  fwd.left = kd.data();
-  fwd.right = u.data();
-  fwd.w = w.data();
-  fwd.decay = f32(decay);
+  fwd.left = wy.kd.data();
+  fwd.right = wy.u.data();
+  fwd.w = wy.w.data();
+  fwd.decay = f32(wy.decay);
   fwd.s0 = f32(args.h0);
   fwd.s_chunks16 = h16.data();
   fwd.v_new16 = v_new.data();
@@ -151,12 +167,12 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray dv2 = output(in, args.v->shape(), poison);
   detail::TcStatePass bwd;
-  bwd.left = qd.data();
+  bwd.left = wy.qd.data();
   bwd.right = d_o.data();
-  bwd.w = w.data();
-  bwd.kd = kd.data();
-  bwd.A16 = Aqk.data();
-  bwd.decay = f32(decay);
+  bwd.w = wy.w.data();
+  bwd.kd = wy.kd.data();
+  bwd.A16 = wy.Aqk.data();
+  bwd.decay = f32(wy.decay);
   bwd.s0 = with_dht ? f32(d_ht) : nullptr;
   bwd.reverse = true;
   bwd.s_end = with_dh0 ? f32(r.dh0) : nullptr;
@@ -170,7 +186,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   r.dv = output(in, args.v->shape(), poison);
   r.dbeta = output(DType::fp32, args.beta->shape(), poison);
   r.dg = output(DType::fp32, args.g->shape(), poison);
-  const detail::DeltaTcBackward b{A.data(), h16.data(), dh16.data(), v_new.data(), dv2.data()};
+  const detail::DeltaTcBackward b{wy.A.data(), h16.data(), dh16.data(), v_new.data(), dv2.data()};
   detail::launch_chunk_delta_bwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
                                     f32(args.beta), d_o.data(), b, r.dq.data(), r.dk.data(),
                                     r.dv.data(), f32(r.dbeta), f32(r.dg), t, d);
