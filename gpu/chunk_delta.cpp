@@ -4,8 +4,8 @@
 // and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w.
 // Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
-// gated_delta_rule's on tensor cores: chunk_delta_wy_tc, chunk_gla_state_tc forwards and
-// backwards, then chunk_delta_bwd_tc.
+// gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc, chunk_gla_state_tc forwards
+// and backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
 #include "detail/delta_launch.hpp"
@@ -135,9 +135,9 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
   return r;
 }
 
-/// gated_delta_rule's backward on tensor cores: the WY kernel again (with A), the sequential
-/// kernel forwards (h at each chunk's start and v_new) and backwards (dh after each chunk, dv2 and
-/// dh0), all in the input type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
+/// The backward of gated_delta_rule and kda on tensor cores: the WY kernel again (with A), the
+/// sequential kernel forwards (h at each chunk's start and v_new) and backwards (dh after each
+/// chunk, dv2 and dh0), all in the input type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
 DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
@@ -245,7 +245,7 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
   const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
-  if (opts.path == KernelPath::tensor_cores && gate == GateKind::scalar)
+  if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))
     return tensor_core_backward(args, d_o, d_ht, table, d, s, opts);
   const detail::DeviceChunkTable t = table.device();
   const bool poison = opts.poison_outputs;

@@ -54,26 +54,38 @@ using namespace tc;
 
 constexpr int BWD_THREADS = 256, BWD_WARPS = BWD_THREADS / 32;
 
-template <class T, int K, int V> struct DeltaBwdShared {
-  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
-  // h and dh, then (once both are read) dw, Diag(beta) k< and Diag(beta) v
-  static constexpr int STATES = 2 * K * LV, WY = 2 * C * LK + C * LV;
-  T q[C][LK], k[C][LK];
-  T v[C][LV], d_o[C][LV], v_new[C][LV], dv2[C][LV];
+template <class T, int K, int V, bool SCALAR> struct DeltaBwdShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LG = K + 4;
+  // h and dh, then (once both are read) dw and Diag(beta) k<
+  static constexpr int STATES = 2 * K * LV, WY = 2 * C * LK;
+  T q[C][LK], k[C][LK]; // kda: at the end, dG [C][LG] in fp32
+  T v[C][LV];
+  T d_o[C][LV];   // then Diag(beta) v
+  T v_new[C][LV]; // then A^T dA below the diagonal (C x LC)
+  T dv2[C][LV];
   alignas(16) T states[STATES > WY ? STATES : WY];
   T a[C][LC]; // A = (I + A0)^-1
-  T m[C][LC]; // dB . D below the diagonal, then dA, then dX . D
-  T t[C][LC]; // A^T dA below the diagonal
+  T m[C][LC]; // dB (. D) below the diagonal, then dA, then dX . D (kda: dA0)
   float dB_diagonal[C], beta[C];
-  float dG_rows[2][C], dbeta_rows[2][C]; // each half of the columns' sums, per row
+  float dbeta_rows[2][C];                // each half of the columns' sums, per row
+  float dG_rows[2][SCALAR ? C : 1];      // likewise (gated_delta_rule)
   float last_row[BWD_WARPS][2];          // each warp's part of the last row's two terms
-  ChunkGates<K, true> gates;
+  float h_dh[SCALAR ? 1 : K];            // kda: sum_v h_cv dh_cv, per key
+  float k_dk_s[SUB / 4][SCALAR ? 1 : K]; // kda: sum_j k_jc dk_s_jc of each row block
+  ChunkGates<K, SCALAR> gates;
+  static_assert(sizeof(float) * LG <= 2 * sizeof(T) * LK, "kda's dG fits in the place of q and k");
 };
 
 /// Sums over the lanes of a quad: a row's part of a warp's accumulators is spread over 4 lanes.
 __device__ inline float quad_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+/// Sums over the lanes of a column: the 8 lanes of the same lane % 4 hold a column's rows.
+__device__ inline float column_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 4);
+  x += __shfl_xor_sync(0xffffffffu, x, 8);
+  return x + __shfl_xor_sync(0xffffffffu, x, 16);
 }
 __device__ inline float warp_sum(float x) {
 #pragma unroll
@@ -82,12 +94,13 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(BWD_THREADS)
     chunk_delta_bwd_tc_kernel(const In *q, const In *k, const In *v, const float *g,
                               const float *beta, const In *d_o, DeltaTcBackward x, In *dq, In *dk,
                               In *dv, float *dbeta, float *dg, DeviceChunkTable t, ChunkDims d) {
-  using S = DeltaBwdShared<In, K, V>;
+  using S = DeltaBwdShared<In, K, V, SCALAR>;
+  using Gates = ChunkGates<K, SCALAR>;
   constexpr int NK = K / 16, NV = V / 16; // n tiles of a warp's half of a row of K (of V)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
@@ -114,79 +127,152 @@ __global__ void __launch_bounds__(BWD_THREADS)
   mma::commit_copies();
   if (tid < C)
     s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-  chunk_gates<K, true>(s.gates, g, rows, hd, d, nullptr); // synchronises
+  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, nullptr); // synchronises
   mma::wait_copies();
   __syncthreads();
-  const float(*g_cum)[ChunkGates<K, true>::LG] = s.gates.g;
-  const float *up = s.gates.row_up, *to_end = s.gates.row_to_end; // e^{g_cum}, e^{gl - g_cum}
+  const float(*g_cum)[Gates::LG] = s.gates.g;
+  const float *up = s.gates.row_up,
+              *to_end = s.gates.row_to_end; // scalar: e^{g_cum}, e^{gl - g_cum}
   const auto D = [&](int i, int j) { return fast_exp(g_cum[i][0] - g_cum[j][0]); };
   const float scale = d.scale;
   const int row0 = SUB * (warp % 4), side = warp / 4;
   const int kcol0 = K / 2 * side, vcol0 = V / 2 * side;
   const auto identity = [](int, int, float y) { return y; };
+  // kda: the diagonal block's rows whose factored decay could overflow, summed term by term: a
+  // suffix against the block's first row (the products of lower_decayed_product), a prefix against
+  // its last (upper_decayed_product)
+  unsigned suffix = 0, prefix = 0;
+  float left_out[SCALAR ? 1 : NK * 4]; // kda: the terms a product left out (lower_left_out)
+  if constexpr (!SCALAR) {
+    suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+    prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f);
+  }
 
-  // this lane's parts of dG and dbeta of its rows row0 + lane / 4 (u = 0) and + 8 (u = 1), and of
-  // the last row's sum_j k_j . dk_s_j; dk summed over the steps in the warp's accumulators
+  // this lane's parts of dbeta (and, for a scalar gate, of dG) of its rows row0 + lane / 4 (u = 0)
+  // and + 8 (u = 1), and of the last row's sum_j k_j . dk_s_j; dk (and kda's dG) summed over the
+  // steps in the warp's accumulators
   float dG_part[2] = {0, 0}, dbeta_part[2] = {0, 0}, k_dk_s = 0;
-  mma::Acc dk_acc[NK];
+  mma::Acc dk_acc[NK], dG_acc[SCALAR ? 1 : NK];
+  // dG's entry e of tile nt, the row's part for a scalar gate
+  const auto add_dG = [&](int nt, int e, float y) {
+    if constexpr (SCALAR)
+      dG_part[e / 2] += y;
+    else
+      dG_acc[nt].x[e] += y;
+  };
 
-  // -- dB = dO v_new^T: its diagonal in fp32, dB . D below it in the input type
+  // -- dB = dO v_new^T: its diagonal in fp32, dB (. D) below it in the input type
   {
     mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v_new[0][0], S::LV, side, V);
     each_entry_of_side(acc, row0, side, [&](int i, int j, float y) {
       if (j == i)
         s.dB_diagonal[i] = y;
-      s.m[i][j] = to<In>(j < i ? y * D(i, j) : 0.0f);
+      s.m[i][j] = to<In>(j < i ? (SCALAR ? y * D(i, j) : y) : 0.0f);
     });
   }
   __syncthreads();
 
-  // -- dq~ = e^{g_cum} . (dO h^T) + (dB . D) k;  dq = scale (dq~ + dB_ii k_i)
+  // -- dq~ = e^{g_cum} . (dO h^T) + sum_{j<i} dB_ij k_j . e^{g_cum_i - g_cum_j};
+  //    dq = scale (dq~ + dB_ii k_i)
   {
     mma::Acc state[NK], scores[NK];
     rows_times_transposed(state, &s.d_o[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
-    rows_times(scores, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
+    if constexpr (SCALAR)
+      rows_times(scores, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
+    else {
+      lower_decayed_product(scores, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0,
+                            suffix);
+      if (suffix)
+        lower_left_out(left_out, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0, suffix);
+    }
 #pragma unroll
     for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
-        const float dq_t = up[i] * state[nt].x[e] + scores[nt].x[e];
-        dG_part[e / 2] += scale * val(s.q[i][col]) * dq_t;
+        const float dq_t = (SCALAR ? up[i] : fast_exp(g_cum[i][col])) * state[nt].x[e] +
+                           (SCALAR ? scores[nt].x[e]
+                                   : lower_decayed_entry(scores[nt].x[e], g_cum, row0, i, col,
+                                                         suffix, left_out, 4 * nt + e));
+        if constexpr (SCALAR)
+          dG_part[e / 2] += scale * val(s.q[i][col]) * dq_t;
+        else
+          dG_acc[nt].x[e] = scale * val(s.q[i][col]) * dq_t;
         state[nt].x[e] = scale * (dq_t + s.dB_diagonal[i] * val(s.k[i][col]));
       }
     store_rows(dq, state, row0, kcol0, n, row_at * K, stride_k, identity);
   }
 
-  // -- dk_o = (dB . D)^T q~, dk_s = e^{gl - g_cum} . (v_new dh^T): dk = dk_o + dB_jj q~_j + dk_s
+  // -- dk_o = sum_{i>j} dB_ij q~_i . e^{g_cum_i - g_cum_j}, dk_s = e^{gl - g_cum} . (v_new dh^T):
+  //    dk = dk_o + dB_jj q~_j + dk_s
   {
     mma::Acc scores[NK];
     rows_times_transposed(dk_acc, &s.v_new[0][0], S::LV, row0, &dh[0][0], S::LV, kcol0, V);
-    transposed_times_rows(scores, &s.m[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
+    if constexpr (SCALAR)
+      transposed_times_rows(scores, &s.m[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
+    else {
+      upper_decayed_product(scores, &s.m[0][0], S::LC, &s.q[0][0], S::LK, g_cum, row0, kcol0,
+                            prefix, row0 + SUB - 1);
+      if (prefix)
+        upper_left_out(left_out, &s.m[0][0], S::LC, &s.q[0][0], S::LK, g_cum, row0, kcol0, prefix);
+    }
+    float column[NK][2] = {}; // kda: this lane's part of sum_j k_j . dk_s_j of its columns
 #pragma unroll
     for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
         const float kj = val(s.k[j][col]), q_tj = scale * val(s.q[j][col]);
-        const float dk_s = to_end[j] * dk_acc[nt].x[e], dk_o = scale * scores[nt].x[e];
-        dG_part[e / 2] -= kj * (dk_o + dk_s);
-        k_dk_s += kj * dk_s;
+        const float to_end_j = SCALAR ? to_end[j] : fast_exp(g_cum[C - 1][col] - g_cum[j][col]);
+        const float dk_s = to_end_j * dk_acc[nt].x[e];
+        const float dk_o =
+            scale * (SCALAR ? scores[nt].x[e]
+                            : upper_decayed_entry(scores[nt].x[e], g_cum, row0, j, col, prefix,
+                                                  left_out, 4 * nt + e));
+        add_dG(nt, e, -kj * (dk_o + dk_s));
+        if constexpr (SCALAR)
+          k_dk_s += kj * dk_s;
+        else
+          column[nt][e % 2] += kj * dk_s;
         dk_acc[nt].x[e] = dk_o + s.dB_diagonal[j] * q_tj + dk_s;
       }
+    if constexpr (!SCALAR)
+#pragma unroll
+      for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const float sum = column_sum(column[nt][u]);
+          if (lane < 4)
+            s.k_dk_s[warp % 4][kcol0 + nt * 8 + 2 * lane + u] = sum;
+        }
   }
 
-  // -- dw = -dv2 h^T, and sum(h . dh), before h and dh give their place to dw
+  // -- dw = -dv2 h^T, and sum(h . dh) (kda: per key), before h and dh give their place to dw
   mma::Acc dw_acc[NK];
   rows_times_transposed(dw_acc, &s.dv2[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
-  float h_dh = 0;
-  for (int e = tid; e < K * V; e += BWD_THREADS)
-    h_dh += val(h[e / V][e % V]) * val(dh[e / V][e % V]);
-  __syncthreads(); // every warp is done with h, dh and dB . D
+  if constexpr (SCALAR) {
+    float h_dh = 0;
+    for (int e = tid; e < K * V; e += BWD_THREADS)
+      h_dh += val(h[e / V][e % V]) * val(dh[e / V][e % V]);
+    h_dh = warp_sum(h_dh);
+    if (lane == 0)
+      s.last_row[warp][0] = h_dh;
+  } else {
+    for (int key = warp; key < K; key += BWD_WARPS) {
+      float sum = 0;
+      for (int col = lane; col < V; col += 32)
+        sum += val(h[key][col]) * val(dh[key][col]);
+      sum = warp_sum(sum);
+      if (lane == 0)
+        s.h_dh[key] = sum;
+    }
+  }
+  __syncthreads(); // every warp is done with h, dh, d_o, v_new and dB
   In(*dw)[S::LK] = reinterpret_cast<In(*)[S::LK]>(s.states);
-  In(*bk)[S::LK] = dw + C; // Diag(beta) k<
-  In(*bv)[S::LV] = reinterpret_cast<In(*)[S::LV]>(bk + C);
+  In(*bk)[S::LK] = dw + C;                                     // Diag(beta) k<
+  In(*bv)[S::LV] = s.d_o;                                      // Diag(beta) v
+  In(*at_da)[S::LC] = reinterpret_cast<In(*)[S::LC]>(s.v_new); // A^T dA
 #pragma unroll
   for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
@@ -194,7 +280,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
       dw[row0 + mma::acc_row(e)][kcol0 + nt * 8 + mma::acc_col(e)] = to<In>(-dw_acc[nt].x[e]);
   for (int e = tid; e < C * K; e += BWD_THREADS) {
     const int i = e / K, col = e % K;
-    bk[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * up[i]);
+    const float k_up = val(s.k[i][col]) * (SCALAR ? up[i] : fast_exp(g_cum[i][col]));
+    bk[i][col] = to<In>(s.beta[i] * k_up);
   }
   for (int e = tid; e < C * V; e += BWD_THREADS) {
     const int i = e / V, col = e % V;
@@ -236,10 +323,11 @@ __global__ void __launch_bounds__(BWD_THREADS)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
-        const float at_dw = acc[nt].x[e], k_up = val(s.k[j][col]) * up[j];
+        const float up_j = SCALAR ? up[j] : fast_exp(g_cum[j][col]);
+        const float at_dw = acc[nt].x[e], k_up = val(s.k[j][col]) * up_j;
         dbeta_part[e / 2] += at_dw * k_up;
-        dG_part[e / 2] += s.beta[j] * at_dw * k_up;
-        dk_acc[nt].x[e] += up[j] * s.beta[j] * at_dw;
+        add_dG(nt, e, s.beta[j] * at_dw * k_up);
+        dk_acc[nt].x[e] += up_j * s.beta[j] * at_dw;
       }
   }
   __syncthreads(); // dA is in
@@ -253,95 +341,160 @@ __global__ void __launch_bounds__(BWD_THREADS)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + mma::acc_row(e), l = C / 2 * side + nt * 8 + mma::acc_col(e);
-        s.t[i][l] = to<In>(l < i ? acc[nt].x[e] : 0.0f);
+        at_da[i][l] = to<In>(l < i ? acc[nt].x[e] : 0.0f);
       }
   }
   __syncthreads(); // every warp is done with dA
 
-  // -- dA0 = -(A^T dA) A^T and X = (k k^T) . D below the diagonal: dbeta's rowdot(dA0, X) in
-  //    fp32, and dX . D = Diag(beta) dA0 . D in the input type
+  // -- dA0 = -(A^T dA) A^T below the diagonal. gated_delta_rule: with X = (k k^T) . D, dbeta's
+  //    rowdot(dA0, X) in fp32 and dX . D = Diag(beta) dA0 . D in the input type; kda: dA0 in the
+  //    input type (X's factored products follow)
   {
-    mma::Acc acc[C / 8], kk[C / 8];
-    lower_rows_times_transposed(acc, &s.t[0][0], S::LC, row0, &s.a[0][0], S::LC, side, C);
-    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    mma::Acc acc[C / 8], kk[SCALAR ? C / 8 : 1];
+    lower_rows_times_transposed(acc, &at_da[0][0], S::LC, row0, &s.a[0][0], S::LC, side, C);
+    if constexpr (SCALAR)
+      lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
 #pragma unroll
     for (int nt = 0; nt < C / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         if (nt % 2 == side) {
           const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-          const float dA0 = j < i ? -acc[nt].x[e] : 0.0f, decay = j < i ? D(i, j) : 0.0f;
-          dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
+          const float dA0 = j < i ? -acc[nt].x[e] : 0.0f;
+          if constexpr (SCALAR) {
+            const float decay = j < i ? D(i, j) : 0.0f;
+            dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dX without beta
-          s.m[i][j] = to<In>(dA0 * decay);
+            s.m[i][j] = to<In>(dA0 * decay);
 #else
-          s.m[i][j] = to<In>(s.beta[i] * dA0 * decay);
+            s.m[i][j] = to<In>(s.beta[i] * dA0 * decay);
 #endif
+          } else {
+            s.m[i][j] = to<In>(dA0);
+          }
         }
   }
   __syncthreads();
 
-  // -- dk's (dX . D) k + (dX . D)^T k, and their rowdots with k in dG; dk out
+  // -- dk's (dX . D) k + (dX . D)^T k, and their rowdots with k in dG; kda also dbeta's
+  //    rowdot(dA0, X) = k . P for P = (dA0 . D) k, with (dX . D) k = Diag(beta) P; dk out
   {
     mma::Acc left[NK], right[NK];
-    rows_times(left, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
-    transposed_times_rows(right, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0, C);
+    if constexpr (SCALAR) {
+      rows_times(left, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
+      transposed_times_rows(right, &s.m[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0, C);
+    } else {
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dX without beta
+      const float *beta_i = nullptr;
+#else
+      const float *beta_i = s.beta;
+#endif
+      lower_decayed_product(left, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0, suffix);
+      if (suffix)
+        lower_left_out(left_out, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0, suffix);
+#pragma unroll
+      for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+          const float p =
+              lower_decayed_entry(left[nt].x[e], g_cum, row0, i, col, suffix, left_out, 4 * nt + e);
+          dbeta_part[e / 2] += val(s.k[i][col]) * p;
+          left[nt].x[e] = (beta_i ? beta_i[i] : 1.0f) * p;
+        }
+      upper_decayed_product(right, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0, prefix,
+                            row0 + SUB - 1, beta_i);
+      if (prefix)
+        upper_left_out(left_out, &s.m[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0, prefix,
+                       beta_i);
+#pragma unroll
+      for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+          right[nt].x[e] = upper_decayed_entry(right[nt].x[e], g_cum, row0, j, col, prefix,
+                                               left_out, 4 * nt + e);
+        }
+    }
 #pragma unroll
     for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
-        dG_part[e / 2] += val(s.k[j][col]) * (left[nt].x[e] - right[nt].x[e]);
+        add_dG(nt, e, val(s.k[j][col]) * (left[nt].x[e] - right[nt].x[e]));
         dk_acc[nt].x[e] += left[nt].x[e] + right[nt].x[e];
       }
     store_rows(dk, dk_acc, row0, kcol0, n, row_at * K, stride_k, identity);
   }
 
-  // -- dG and dbeta: each row's two halves, the last row's terms, then dg's suffix sums
+  // -- dbeta: each row's two halves
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
-    const float dG_u = quad_sum(dG_part[u]), dbeta_u = quad_sum(dbeta_part[u]);
-    if (lane % 4 == 0) {
-      s.dG_rows[side][row0 + lane / 4 + 8 * u] = dG_u;
+    const float dbeta_u = quad_sum(dbeta_part[u]);
+    if (lane % 4 == 0)
       s.dbeta_rows[side][row0 + lane / 4 + 8 * u] = dbeta_u;
+  }
+  if constexpr (SCALAR) { // dG: each row's two halves and the last row's terms
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const float dG_u = quad_sum(dG_part[u]);
+      if (lane % 4 == 0)
+        s.dG_rows[side][row0 + lane / 4 + 8 * u] = dG_u;
     }
+    k_dk_s = warp_sum(k_dk_s);
+    if (lane == 0)
+      s.last_row[warp][1] = k_dk_s;
   }
-  k_dk_s = warp_sum(k_dk_s);
-  h_dh = warp_sum(h_dh);
-  if (lane == 0) {
-    s.last_row[warp][0] = h_dh;
-    s.last_row[warp][1] = k_dk_s;
-  }
-  __syncthreads();
-  if (tid < C) {
-    float dG_i = s.dG_rows[0][tid] + s.dG_rows[1][tid];
-    if (tid == n - 1) {
-      float sum_h_dh = 0, sum_k_dk_s = 0;
-      for (int w = 0; w < BWD_WARPS; ++w) {
-        sum_h_dh += s.last_row[w][0];
-        sum_k_dk_s += s.last_row[w][1];
+  __syncthreads(); // kda: every warp is done with q and k
+  if (tid < n)
+    dbeta[row_at + static_cast<long>(tid) * d.H] = s.dbeta_rows[0][tid] + s.dbeta_rows[1][tid];
+  if constexpr (SCALAR) {
+    if (tid < C) {
+      float dG_i = s.dG_rows[0][tid] + s.dG_rows[1][tid];
+      if (tid == n - 1) {
+        float sum_h_dh = 0, sum_k_dk_s = 0;
+        for (int w = 0; w < BWD_WARPS; ++w) {
+          sum_h_dh += s.last_row[w][0];
+          sum_k_dk_s += s.last_row[w][1];
+        }
+        dG_i += up[n - 1] * sum_h_dh + sum_k_dk_s;
       }
-      dG_i += up[n - 1] * sum_h_dh + sum_k_dk_s;
+      s.dG_rows[0][tid] = dG_i;
     }
-    if (tid < n)
-      dbeta[row_at + static_cast<long>(tid) * d.H] = s.dbeta_rows[0][tid] + s.dbeta_rows[1][tid];
-    s.dG_rows[0][tid] = dG_i;
-  }
-  __syncthreads();
-  if (tid < n) { // dg_i = sum_{m >= i} dG_m, from the last row up
-    float sum = 0;
-    for (int m = n - 1; m >= tid; --m)
-      sum += s.dG_rows[0][m];
-    dg[row_at + static_cast<long>(tid) * d.H] = sum;
+    __syncthreads();
+    if (tid < n) { // dg_i = sum_{m >= i} dG_m, from the last row up
+      float sum = 0;
+      for (int m = n - 1; m >= tid; --m)
+        sum += s.dG_rows[0][m];
+      dg[row_at + static_cast<long>(tid) * d.H] = sum;
+    }
+  } else { // kda: dG [C][K] in the place of q and k, then each key's suffix sums
+    float(*dG)[S::LG] = reinterpret_cast<float(*)[S::LG]>(&s.q[0][0]);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        dG[row0 + mma::acc_row(e)][kcol0 + nt * 8 + mma::acc_col(e)] = dG_acc[nt].x[e];
+    __syncthreads();
+    if (tid < K && n > 0) { // dg_ic = sum_{m >= i} dG_mc, the last row's terms at m = n - 1
+      float sum = expf(g_cum[n - 1][tid]) * s.h_dh[tid];
+      for (int b = 0; b < SUB / 4; ++b)
+        sum += s.k_dk_s[b][tid];
+      for (int m = n - 1; m >= 0; --m) {
+        sum += dG[m][tid];
+        dg[(row_at + static_cast<long>(m) * d.H) * K + tid] = sum;
+      }
+    }
   }
 }
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool SCALAR>
 void launch_bwd(const void *q, const void *k, const void *v, const float *g, const float *beta,
                 const void *d_o, const DeltaTcBackward &x, void *dq, void *dk, void *dv,
                 float *dbeta, float *dg, const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(DeltaBwdShared<In, K, V>));
-  auto *kernel = chunk_delta_bwd_tc_kernel<In, K, V>;
+  static_assert(sizeof(DeltaBwdShared<In, K, V, SCALAR>) <= max_shared_bytes);
+  const int bytes = static_cast<int>(sizeof(DeltaBwdShared<In, K, V, SCALAR>));
+  auto *kernel = chunk_delta_bwd_tc_kernel<In, K, V, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_delta_bwd_tc_kernel");
   kernel<<<dim3(t.NC, d.H), BWD_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta,
                                                   in<In>(d_o), x, out<In>(dq), out<In>(dk),
@@ -361,10 +514,17 @@ void launch_chunk_delta_bwd_tc(const void *q, const void *k, const void *v, cons
     const auto run = [&](auto launch) {
       launch(q, k, v, g, beta, d_o, x, dq, dk, dv, dbeta, dg, t, d);
     };
-    if (d.K == 64)
-      d.V == 64 ? run(launch_bwd<In, 64, 64>) : run(launch_bwd<In, 64, 128>);
+    const auto run_v = [&](auto k_size, auto scalar) {
+      constexpr int K = decltype(k_size)::value;
+      constexpr bool SCALAR = decltype(scalar)::value;
+      d.V == 64 ? run(launch_bwd<In, K, 64, SCALAR>) : run(launch_bwd<In, K, 128, SCALAR>);
+    };
+    using K64 = std::integral_constant<int, 64>;
+    using K128 = std::integral_constant<int, 128>;
+    if (d.G == 1)
+      d.K == 64 ? run_v(K64{}, std::true_type{}) : run_v(K128{}, std::true_type{});
     else
-      d.V == 64 ? run(launch_bwd<In, 128, 64>) : run(launch_bwd<In, 128, 128>);
+      d.K == 64 ? run_v(K64{}, std::false_type{}) : run_v(K128{}, std::false_type{});
   });
   check("chunk_delta_bwd_tc_kernel");
 }

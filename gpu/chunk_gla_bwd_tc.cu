@@ -65,30 +65,6 @@ template <class T, int K, int V> struct BwdShared {
   ChunkGates<K> gates;
 };
 
-/// The B fragment (gpu/detail/mma.cuh) of rows [kk, kk + 16) of x (stored by rows, ld values a
-/// row), this lane's column col, decayed against a reference gate: x_jc e^{sign (g_cum_jc -
-/// g_ref)}, in the input type; zero on the rows j of [row0, row0 + 16) whose bit j - row0 is set
-/// in left_out (their factors could overflow: their terms are summed apart).
-template <class T, int LG>
-__device__ inline mma::FragB decayed_rows(const T *x, int ld, const float (*g_cum)[LG], int kk,
-                                          int col, float g_ref, float sign, int row0,
-                                          unsigned left_out) {
-  const int lane = threadIdx.x % 32;
-  mma::FragB b;
-#pragma unroll
-  for (int h2 = 0; h2 < 2; ++h2) {
-    float v[2];
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const int j = kk + 2 * (lane % 4) + 8 * h2 + u;
-      const bool zero = j >= row0 && j < row0 + SUB && (left_out >> (j - row0) & 1u);
-      v[u] = zero ? 0.0f : val(x[j * ld + col]) * fast_exp(sign * (g_cum[j][col] - g_ref));
-    }
-    b.x[h2] = mma::pack(to<T>(v[0]), to<T>(v[1]));
-  }
-  return b;
-}
-
 template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(BWD_THREADS)
     chunk_gla_bwd_tc_kernel(const In *q, const In *k, const In *v, const float *g, const In *d_o,
@@ -148,36 +124,26 @@ __global__ void __launch_bounds__(BWD_THREADS)
     mma::Acc inside[NK];
     rows_times_transposed(dq_t, &s.d_o[0][0], S::LV, row0, &s.h[0][0], S::LV, kcol0, V);
     unsigned pairwise = 0; // gla: the diagonal block's rows summed term by term (a suffix)
+    float left_out[NK * 4];
     if (SCALAR) {
       rows_times(inside, &s.da[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
     } else {
       pairwise = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
-      warp_product<In>(
-          inside, 0, row0 + SUB,
-          [&](mma::FragA &a, int kk) { mma::load_a(a, &s.da[0][0], S::LC, row0, kk); },
-          [&](mma::FragB &b, int nt, int kk) { // k_j e^{g_r - g_j}
-            const int col = kcol0 + nt * 8 + lane / 4;
-            b = decayed_rows(&s.k[0][0], S::LK, g_cum, kk, col, g_cum[row0][col], -1.0f, row0,
-                             pairwise);
-          },
-          EveryTile{});
+      lower_decayed_product(inside, &s.da[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0,
+                            pairwise);
+      if (pairwise)
+        lower_left_out(left_out, &s.da[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0,
+                       pairwise);
     }
-    const int first_pairwise = pairwise ? row0 + __ffs(pairwise) - 1 : C;
 #pragma unroll
     for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
-        const float gi = g_at(i, col);
-        float x = fast_exp(gi) * dq_t[nt].x[e];
-        if (SCALAR) {
-          x += inside[nt].x[e];
-        } else {
-          x += fast_exp(gi - g_cum[row0][col]) * inside[nt].x[e];
-#pragma unroll 1
-          for (int j = first_pairwise; j < i; ++j) // the terms the product left out
-            x += val(s.da[i][j]) * val(s.k[j][col]) * expf(gi - g_cum[j][col]);
-        }
+        const float x = fast_exp(g_at(i, col)) * dq_t[nt].x[e] +
+                        (SCALAR ? inside[nt].x[e]
+                                : lower_decayed_entry(inside[nt].x[e], g_cum, row0, i, col,
+                                                      pairwise, left_out, 4 * nt + e));
         const float qi = val(s.q[i][col]) * scale;
         dq_t[nt].x[e] = qi * x; // q~ . dq~, for dG
         inside[nt].x[e] = scale * (x + s.da_diagonal[i] * val(s.k[i][col]));
@@ -198,37 +164,27 @@ __global__ void __launch_bounds__(BWD_THREADS)
     const int r_right = r_end;
 #endif
     unsigned pairwise = 0; // gla: the diagonal block's rows summed term by term (a prefix)
+    float left_out[NK * 4];
     if (SCALAR) {
       transposed_times_rows(inside, &s.da[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
     } else {
       pairwise = wide_rows<In, K>(g_cum, row0, r_end, -1.0f);
-      warp_product<In>(
-          inside, row0, C,
-          [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, &s.da[0][0], S::LC, row0, kk); },
-          [&](mma::FragB &b, int nt, int kk) { // q_i e^{g_i - g_r'}
-            const int col = kcol0 + nt * 8 + lane / 4;
-            b = decayed_rows(&s.q[0][0], S::LK, g_cum, kk, col, g_cum[r_right][col], 1.0f, row0,
-                             pairwise);
-          },
-          EveryTile{});
+      upper_decayed_product(inside, &s.da[0][0], S::LC, &s.q[0][0], S::LK, g_cum, row0, kcol0,
+                            pairwise, r_right);
+      if (pairwise)
+        upper_left_out(left_out, &s.da[0][0], S::LC, &s.q[0][0], S::LK, g_cum, row0, kcol0,
+                       pairwise);
     }
-    const int last_pairwise = pairwise ? row0 + 31 - __clz(pairwise) : -1;
     float row_sum[2] = {0, 0}; // simple_gla: dG of rows lane / 4 and lane / 4 + 8, summed
 #pragma unroll
     for (int nt = 0; nt < NK; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
-        const float gj = g_at(j, col);
-        float x = fast_exp(g_at(C - 1, col) - gj) * outside[nt].x[e];
-        if (SCALAR) {
-          x += scale * inside[nt].x[e];
-        } else {
-          x += scale * fast_exp(g_cum[r_end][col] - gj) * inside[nt].x[e];
-#pragma unroll 1
-          for (int i = j + 1; i <= last_pairwise; ++i) // the terms the product left out
-            x += val(s.da[i][j]) * val(s.q[i][col]) * scale * expf(g_cum[i][col] - gj);
-        }
+        const float x = fast_exp(g_at(C - 1, col) - g_at(j, col)) * outside[nt].x[e] +
+                        scale * (SCALAR ? inside[nt].x[e]
+                                        : upper_decayed_entry(inside[nt].x[e], g_cum, row0, j, col,
+                                                              pairwise, left_out, 4 * nt + e));
         const float dG_jc = dq_t[nt].x[e] - val(s.k[j][col]) * x;
         if (SCALAR)
           row_sum[e / 2] += dG_jc;

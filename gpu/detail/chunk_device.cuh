@@ -258,6 +258,10 @@ inline void check_status(cudaError_t status, const char *what) {
 inline void check(const char *kernel) { check_status(cudaGetLastError(), kernel); }
 
 /// Lets `kernel` take `bytes` of dynamic shared memory, beyond the 48 KB every kernel may.
+/// The most dynamic shared memory a block may ask for on Hopper (sm_90): 227 KiB (CUDA C++
+/// Programming Guide, "Compute Capability 9.0").
+constexpr int max_shared_bytes = 227 * 1024;
+
 template <class Kernel> void allow_shared_memory(Kernel *kernel, int bytes, const char *name) {
   check_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                (std::string(name) + ": shared memory").c_str());

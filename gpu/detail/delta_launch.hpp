@@ -70,16 +70,16 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
                               const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,
                               const DeviceChunkTable &t, const ChunkDims &d);
 
-/// What the tensor-core backward of gated_delta_rule reads besides the inputs, all in the input
-/// type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and dh,
-/// their gradients after it [NC, H, K, V], v_new and dv2 [B*T, H, V] (the sequential kernel's,
+/// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
+/// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
+/// dh, their gradients after it [NC, H, K, V], v_new and dv2 [B*T, H, V] (the sequential kernel's,
 /// forwards and backwards).
 struct DeltaTcBackward {
   const void *A = nullptr, *h = nullptr, *dh = nullptr, *v_new = nullptr, *dv2 = nullptr;
 };
-/// chunk_bwd_dqkwg and chunk_wy_bwd of gated_delta_rule on tensor cores
-/// (gpu/chunk_delta_bwd_tc.cu), every chunk at once: dq, dk, dv (input type), dbeta and dg
-/// (fp32; dg the suffix sum of the gate's gradient inside each chunk).
+/// chunk_bwd_dqkwg and chunk_wy_bwd of gated_delta_rule (d.G == 1) and kda (d.G == K) on tensor
+/// cores (gpu/chunk_delta_bwd_tc.cu), every chunk at once: dq, dk, dv (input type), dbeta and dg
+/// (fp32; dg the suffix sum of the gate's gradient inside each chunk, per key for kda).
 void launch_chunk_delta_bwd_tc(const void *q, const void *k, const void *v, const float *g,
                                const float *beta, const void *d_o, const DeltaTcBackward &x,
                                void *dq, void *dk, void *dv, float *dbeta, float *dg,

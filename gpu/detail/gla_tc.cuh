@@ -45,7 +45,7 @@ __device__ inline float fast_exp(float x) { return __expf(x); }
 /// for kernels of scalar gates only.
 template <int K, bool COMPACT = false> struct ChunkGates {
   static constexpr int LG = COMPACT ? 2 : K + 8;
-  float g[C][LG];
+  alignas(16) float g[C][LG]; // 16-byte aligned: chunk_gates stores 4 gates at once
   float row_up[C], row_to_end[C];
 };
 
@@ -258,6 +258,135 @@ __device__ void factored_scores(mma::Acc (&acc)[C / 8], const T *xs, const T *y,
         }
       },
       [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
+}
+
+/// The B fragment (gpu/detail/mma.cuh) of rows [kk, kk + 16) of y (stored by rows, ld values a
+/// row), this lane's column col, decayed against a reference gate: y_jc s_j e^{sign (g_cum_jc -
+/// g_ref)} (s_j = row_scale[j], or 1 without one), in the input type; zero on the rows j of [row0,
+/// row0 + 16) whose bit j - row0 is set in left_out (their factors could overflow: their terms are
+/// summed apart).
+template <class T, int LG>
+__device__ inline mma::FragB decayed_rows(const T *y, int ld, const float (*g_cum)[LG], int kk,
+                                          int col, float g_ref, float sign, int row0,
+                                          unsigned left_out, const float *row_scale = nullptr) {
+  const int lane = threadIdx.x % 32;
+  mma::FragB b;
+#pragma unroll
+  for (int h2 = 0; h2 < 2; ++h2) {
+    float x[2];
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int j = kk + 2 * (lane % 4) + 8 * h2 + u;
+      const bool zero = j >= row0 && j < row0 + SUB && (left_out >> (j - row0) & 1u);
+      const float s = row_scale ? row_scale[j] : 1.0f;
+      x[u] = zero ? 0.0f : val(y[j * ld + col]) * s * fast_exp(sign * (g_cum[j][col] - g_ref));
+    }
+    b.x[h2] = mma::pack(to<T>(x[0]), to<T>(x[1]));
+  }
+  return b;
+}
+
+/// \brief Rows [row0, row0 + 16) of P_ic = sum_{j<i} L_ij y_jc s_j e^{g_cum_ic - g_cum_jc} under
+/// per-key decays, for L strictly lower (stored by rows) and y stored by rows (s_j = y_scale[j],
+/// or 1), columns [col0, col0 + 8 TILES), split at the sub-chunk's first row r = row0: acc += L
+/// times the B factor y_j s_j e^{g_r - g_j}, at most |y_j s_j| below the diagonal block; the
+/// block's rows j in `pairwise` (wide_rows of r, sign 1: a suffix, whose e^{g_r - g_j} passes
+/// spread_limit) are left out of the product: lower_left_out sums their terms.
+template <class T, int TILES, int LG>
+__device__ inline void lower_decayed_product(mma::Acc (&acc)[TILES], const T *lower, int ld_lower,
+                                             const T *y, int ld_y, const float (*g_cum)[LG],
+                                             int row0, int col0, unsigned pairwise,
+                                             const float *y_scale = nullptr) {
+  const int lane = threadIdx.x % 32;
+  warp_product<T>(
+      acc, 0, row0 + SUB, [&](mma::FragA &a, int kk) { mma::load_a(a, lower, ld_lower, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) {
+        const int col = col0 + nt * 8 + lane / 4;
+        b = decayed_rows(y, ld_y, g_cum, kk, col, g_cum[row0][col], -1.0f, row0, pairwise, y_scale);
+      },
+      EveryTile{});
+}
+/// The terms of lower_decayed_product's P that it left out (the rows j in `pairwise`, j < i), for
+/// each of this lane's accumulator entries (tile nt, entry e: row row0 + acc_row(e), column col0 +
+/// 8 nt + acc_col(e)) into left_out[4 nt + e], each term with its own exp, in fp32. One loop over
+/// the entries, not unrolled: it runs only under extreme gates, and written out at every entry it
+/// would multiply the kernel's code. The entry of P is then e^{g_i - g_r} acc + left_out.
+template <class T, int N, int LG>
+__device__ inline void lower_left_out(float (&left_out)[N], const T *lower, int ld_lower,
+                                      const T *y, int ld_y, const float (*g_cum)[LG], int row0,
+                                      int col0, unsigned pairwise, const float *y_scale = nullptr) {
+  const int first = row0 + __ffs(pairwise) - 1;
+#pragma unroll 1
+  for (int m = 0; m < N; ++m) {
+    const int i = row0 + mma::acc_row(m % 4), col = col0 + m / 4 * 8 + mma::acc_col(m % 4);
+    const float gi = g_cum[i][col];
+    float p = 0;
+    for (int j = first; j < i; ++j)
+      p += val(lower[i * ld_lower + j]) * val(y[j * ld_y + col]) * (y_scale ? y_scale[j] : 1.0f) *
+           expf(gi - g_cum[j][col]);
+    left_out[m] = p;
+  }
+}
+
+/// Entry m = 4 nt + e (row i, column col) of lower_decayed_product's P from its accumulator acc:
+/// e^{g_i - g_r} acc, plus lower_left_out's terms where the block has pairwise rows.
+template <int LG>
+__device__ inline float lower_decayed_entry(float acc, const float (*g_cum)[LG], int row0, int i,
+                                            int col, unsigned pairwise, const float *left_out,
+                                            int m) {
+  const float p = fast_exp(g_cum[i][col] - g_cum[row0][col]) * acc;
+  return pairwise ? p + left_out[m] : p;
+}
+
+/// \brief Rows [row0, row0 + 16) of R_jc = sum_{i>j} L_ij y_ic s_i e^{g_cum_ic - g_cum_jc} (the
+/// transposed product of lower_decayed_product's L), split at the sub-chunk's last row r' = row0 +
+/// 15: acc += L^T times the B factor y_i s_i e^{g_i - g_r_right} (r_right is r', but for a planted
+/// bug), at most |y_i s_i| past the diagonal block; the block's rows i in `pairwise` (wide_rows of
+/// r', sign -1: a prefix) are left out: upper_left_out sums their terms.
+template <class T, int TILES, int LG>
+__device__ inline void upper_decayed_product(mma::Acc (&acc)[TILES], const T *lower, int ld_lower,
+                                             const T *y, int ld_y, const float (*g_cum)[LG],
+                                             int row0, int col0, unsigned pairwise, int r_right,
+                                             const float *y_scale = nullptr) {
+  const int lane = threadIdx.x % 32;
+  warp_product<T>(
+      acc, row0, C,
+      [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, lower, ld_lower, row0, kk); },
+      [&](mma::FragB &b, int nt, int kk) {
+        const int col = col0 + nt * 8 + lane / 4;
+        b = decayed_rows(y, ld_y, g_cum, kk, col, g_cum[r_right][col], 1.0f, row0, pairwise,
+                         y_scale);
+      },
+      EveryTile{});
+}
+/// The terms of upper_decayed_product's R that it left out (the rows i in `pairwise`, i > j), for
+/// each of this lane's accumulator entries into left_out[4 nt + e], as lower_left_out. The entry
+/// of R is then e^{g_r' - g_j} acc + left_out.
+template <class T, int N, int LG>
+__device__ inline void upper_left_out(float (&left_out)[N], const T *lower, int ld_lower,
+                                      const T *y, int ld_y, const float (*g_cum)[LG], int row0,
+                                      int col0, unsigned pairwise, const float *y_scale = nullptr) {
+  const int last = row0 + 31 - __clz(pairwise);
+#pragma unroll 1
+  for (int m = 0; m < N; ++m) {
+    const int j = row0 + mma::acc_row(m % 4), col = col0 + m / 4 * 8 + mma::acc_col(m % 4);
+    const float gj = g_cum[j][col];
+    float r = 0;
+    for (int i = j + 1; i <= last; ++i)
+      r += val(lower[i * ld_lower + j]) * val(y[i * ld_y + col]) * (y_scale ? y_scale[i] : 1.0f) *
+           expf(g_cum[i][col] - gj);
+    left_out[m] = r;
+  }
+}
+
+/// Entry m = 4 nt + e (row j, column col) of upper_decayed_product's R from its accumulator acc:
+/// e^{g_r' - g_j} acc, plus upper_left_out's terms where the block has pairwise rows.
+template <int LG>
+__device__ inline float upper_decayed_entry(float acc, const float (*g_cum)[LG], int row0, int j,
+                                            int col, unsigned pairwise, const float *left_out,
+                                            int m) {
+  const float r = fast_exp(g_cum[row0 + SUB - 1][col] - g_cum[j][col]) * acc;
+  return pairwise ? r + left_out[m] : r;
 }
 
 /// The pair (i, j), j <= i < 16, numbered p = i (i + 1) / 2 + j.
