@@ -1,9 +1,9 @@
 // ruleproof: the chunkwise gated delta rule's backward on tensor cores (gated_delta_rule: scalar
-// gate), Hopper (sm_90): chunk_bwd_dqkwg and chunk_wy_bwd of every chunk at once, in one kernel,
-// the path KernelPath::tensor_cores of chunk_delta_bwd (gpu/chunk_delta.hpp; the CUDA-core path
-// is gpu/chunk_delta.cu). Every matrix product runs as mma.sync m16n8k16 with operands in the
-// input type (bf16 or fp16) and fp32 sums (gpu/detail/mma.cuh); gates, beta and their products
-// stay fp32. Judged under the tensor-core policy (gpu/twin.hpp).
+// gate; kda: per-key gate), Hopper (sm_90): chunk_bwd_dqkwg and chunk_wy_bwd of every chunk at
+// once, in one kernel, the path KernelPath::tensor_cores of chunk_delta_bwd (gpu/chunk_delta.hpp;
+// the CUDA-core path is gpu/chunk_delta.cu). Every matrix product runs as mma.sync m16n8k16 with
+// operands in the input type (bf16 or fp16) and fp32 sums (gpu/detail/mma.cuh); gates, beta and
+// their products stay fp32. Judged under the tensor-core policy (gpu/twin.hpp).
 //
 // CPU reference, one grep away: reference/kda/chunk.hpp (chunk_bwd_dqkwg, chunk_wy_bwd,
 // chunk_local_cumsum_reverse), seed 003's backward steps 5-7; gated_delta_rule is kda with its
@@ -12,11 +12,12 @@
 // Before it, on the same path (gpu/chunk_delta.cpp): chunk_delta_wy_tc (Aqk, A, w, kd, qd), the
 // sequential kernel forwards (the states h at each chunk's start and v_new) and backwards (dh,
 // the state gradient after each chunk, and dv2, the whole gradient of v_new), all stored in the
-// input type. Per chunk of n <= 64 rows, g_cum its local cumulative gate, q~ = scale q, gl =
-// g_cum of its last row (rows past n zero, their gates flat), D_ij = e^{g_cum_i - g_cum_j} <= 1
-// (j <= i), k< = k . e^{g_cum}:
+// input type. Per chunk of n <= 64 rows, g_cum its local cumulative gate (per key for kda), q~ =
+// scale q, gl = g_cum of its last row (rows past n zero, their gates flat), D_ij the decay from
+// row j to row i <= 1 (j <= i; e^{g_cum_i - g_cum_j}, per key for kda, where "(M . D) y" is
+// sum_j M_ij y_j . e^{g_cum_i - g_cum_j}), k< = k . e^{g_cum}:
 //   dB    = dO v_new^T  (j <= i)
-//   dq~_i = e^{g_cum_i} (dO_i h^T) + sum_{j<i} dB_ij D_ij k_j        dq = scale (dq~ + dB_ii k)
+//   dq~_i = e^{g_cum_i} . (dO_i h^T) + sum_{j<i} dB_ij D_ij k_j      dq = scale (dq~ + dB_ii k)
 //   dk_o  = sum_{i>j} dB_ij D_ij q~_i,  dk_s = e^{gl - g_cum} . (v_new dh^T)
 //   dw    = -dv2 h^T
 //   dA    = dv2 (Diag(beta) v)^T + dw (Diag(beta) k<)^T  (j < i)
@@ -26,18 +27,26 @@
 //           + (dX . D)^T k
 //   dbeta = rowdot(A^T dv2, v) + rowdot(A^T dw, k<) + rowdot(dA0, X)
 //   dG    = q~ . dq~ - k . (dk_o + dk_s) + k< . Diag(beta) A^T dw + k . (dX . D) k
-//           - k . (dX . D)^T k, summed over the keys; on the last row also
-//           e^{gl} sum(h . dh) + sum_j k_j . dk_s_j
+//           - k . (dX . D)^T k (gated_delta_rule: summed over the keys); on the last row also
+//           e^{gl} . rowsum(h . dh) + sum_j k_j . dk_s_j (gated_delta_rule: summed too)
 //   dg    = dG's suffix sum inside the chunk (chunk_local_cumsum_reverse: g_cum is local).
-// The terms of dB's diagonal cancel in dG and are left out of it, as in the reference. Every
-// decay is one exp per (row, column), at most 1.
+// The terms of dB's diagonal cancel in dG and are left out of it, as in the reference.
+// gated_delta_rule: every decay is one exp per (row, column), at most 1, on the C x C matrices
+// (dB . D and dX . D in the input type). kda: X is never formed, rowdot(dA0, X) being k . P for
+// P = (dA0 . D) k, and (dX . D) k = Diag(beta) P; the four products with per-key decays (dq~'s,
+// dk_o, P and (dX . D)^T k) are split at 16-row sub-chunks against a reference row, as gla's
+// backward splits its own (gpu/chunk_gla_bwd_tc.cu, whose header argues the bounds; helpers
+// lower_decayed_product and upper_decayed_product of gpu/detail/gla_tc.cuh): every factor outside
+// the products is at most 1, and the rows of the diagonal block whose factor could pass the input
+// type's range are summed term by term in fp32 (lower_left_out, upper_left_out).
 //
 // chunk_delta_bwd_tc_kernel: grid (NC, H), 8 warps; warp w owns rows [16 (w % 4), +16) and half
 // the columns (w / 4) of every C x K and C x V result, and the column tiles of parity w / 4 of the
-// C x C ones (two warps a row block); each lane keeps its rows' partial sums of dG and dbeta,
-// added across the warps at the end in a fixed order. Every operand of the chunk is copied into
-// shared memory at once (cp.async); once h and dh are read, their place holds dw and the right
-// factors of dA.
+// C x C ones (two warps a row block); each lane keeps its rows' partial sums of dbeta (and of
+// gated_delta_rule's dG), added across the warps at the end in a fixed order, and kda's dG in
+// its accumulators. Every operand of the chunk is copied into shared memory at once (cp.async);
+// once h and dh are read, their place holds dw and Diag(beta) k<, dO's holds Diag(beta) v and
+// v_new's A^T dA; kda's dG is summed in the place of q and k at the end.
 #include "detail/chunk_device.cuh" // at_k, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
 #include "detail/delta_launch.hpp"

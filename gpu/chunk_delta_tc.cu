@@ -11,20 +11,22 @@
 //
 // Two kernels. Per chunk of n <= 64 rows, g_cum its local cumulative gate, q~ = scale q, gl =
 // g_cum of row n - 1 (rows past n zero, their gates flat), D_ijc = e^{g_cum_ic - g_cum_jc}:
-//   Aqk_ij = sum_c q~_ic k_jc D_ijc  (j <= i)          A0_ij = beta_i sum_c k_ic k_jc D_ijc  (j <
-//   i) A = (I + A0)^-1     w = A Diag(beta) (k . e^{g_cum})     u = A Diag(beta) v v_new = u - w h
-//   o = (q~ . e^{g_cum}) h + Aqk v_new h' = Diag(e^{gl}) h + (k . e^{gl - g_cum})^T v_new
-// chunk_delta_wy_tc_kernel: grid (NC, H), 8 warps, every chunk at once: g_cum, Aqk and A0, A by
-// 16-row blocks in fp32 (each diagonal block by forward substitution, then A_IJ = -A_II
-// sum_{J <= M < I} A0_IM A_MJ, one block diagonal at a time), w and u on tensor cores, and the
-// factors qd = q~ . e^{g_cum}, kd = k . e^{gl - g_cum}; Aqk, A, w, u, qd, kd stored in the input
-// type (the operands of the products that read them), e^{gl} in fp32. A scalar gate's Aqk and A0
-// take one exp per (row, column) on the tensor-core products q~ k^T and k k^T. kda's per-key
-// decays are split at 16-row sub-chunks against each sub-chunk's first row r, as gla's scores
-// are (factored_scores and pairwise_scores, gpu/detail/gla_tc.cuh; gpu/chunk_gla_tc.cu's header
-// argues the bound): left factors q~_ic e^{g_cum_ic - g_cum_rc} and k_ic e^{g_cum_ic - g_cum_rc}
-// (at most |q~|, |k|), right factor k_jc e^{g_cum_rc - g_cum_jc} (at most |k| below the diagonal
-// block, e^{spread} |k| inside it), the diagonal block's rows whose spread passes spread_limit
+//   Aqk_ij = sum_c q~_ic k_jc D_ijc  (j <= i)
+//   A0_ij  = beta_i sum_c k_ic k_jc D_ijc  (j < i)        A = (I + A0)^-1
+//   w = A Diag(beta) (k . e^{g_cum})    u = A Diag(beta) v    v_new = u - w h
+//   o = (q~ . e^{g_cum}) h + Aqk v_new    h' = Diag(e^{gl}) h + (k . e^{gl - g_cum})^T v_new
+// chunk_delta_wy_tc_kernel: grid (NC, H), 8 warps, two blocks an SM, every chunk at once: g_cum,
+// Aqk and A0, A by 16-row blocks in fp32 (each diagonal block by forward substitution, then A_IJ
+// = -A_II sum_{J <= M < I} A0_IM A_MJ, one block diagonal at a time, in the place of the gates),
+// w and u on tensor cores, and the factors qd = q~ . e^{g_cum}, kd = k . e^{gl - g_cum}; Aqk, A,
+// w, u, qd, kd stored in the input type (the operands of the products that read them), e^{gl} in
+// fp32. A scalar gate's Aqk and A0 take one exp per (row, column) on the tensor-core products q~
+// k^T and k k^T. kda's per-key decays are split at 16-row sub-chunks against each sub-chunk's
+// first row r, as gla's scores are (factored_scores and pairwise_scores, gpu/detail/gla_tc.cuh;
+// gpu/chunk_gla_tc.cu's header argues the bound): left factors q~_ic e^{g_cum_ic - g_cum_rc} and
+// k_ic e^{g_cum_ic - g_cum_rc} (at most |q~|, |k|), right factor k_jc e^{g_cum_rc - g_cum_jc} (at
+// most |k| below the diagonal block, e^{spread} |k| inside it), all built in registers, the right
+// factor once for both products; the diagonal block's rows whose spread passes spread_limit are
 // summed term by term in fp32; the delta rules' keys are rows of norm at most 1.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key).
@@ -46,17 +48,21 @@ constexpr int WY_THREADS = 256;
 
 template <class T, int K, int V, bool SCALAR> struct WyShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
-  static constexpr int FACTORED = SCALAR ? 1 : C; // rows of the per-key gate's left factors
-  T q[C][LK];                                     // q, then beta k e^{g_cum}: w's right factor
+  T q[C][LK]; // q, then beta k e^{g_cum}: w's right factor
   T k[C][LK];
-  T v[C][LV];                // v, then beta v: u's right factor
-  T a16[C][LC];              // Aqk, then A, in the input type: the left factor of w and u
-  float a0[C][LF], a[C][LF]; // A0, A (kda: Aqk in fp32 before A)
-  float part[C / SUB - 1][SUB][SUB + 1]; // the solve's partial sums, one block diagonal
+  T v[C][LV];      // v, then beta v: u's right factor
+  T a16[C][LC];    // Aqk, then A, in the input type: the left factor of w and u
+  float a0[C][LF]; // A0
   float beta[C];
-  // kda: q~ and k decayed against their sub-chunk's first row r, e^{g_cum - g_cum_r}
-  T qs[FACTORED][LK], ks[FACTORED][LK];
-  ChunkGates<K, SCALAR> gates;
+  // the gates until w's right factor is made, then A in fp32 and the solve's partial sums (one
+  // block diagonal): kda's chunk fits twice in an SM's shared memory
+  union {
+    ChunkGates<K, SCALAR> gates;
+    struct {
+      float a[C][LF];
+      float part[C / SUB - 1][SUB][SUB + 1];
+    } solve;
+  };
 };
 
 /// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
@@ -139,7 +145,7 @@ __device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
 }
 
 template <class In, int K, int V, bool SCALAR>
-__global__ void __launch_bounds__(WY_THREADS)
+__global__ void __launch_bounds__(WY_THREADS, 2)
     chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
                              const float *beta, DeltaTcScratch x, DeltaTcStages st,
                              DeviceChunkTable t, ChunkDims d) {
@@ -183,38 +189,28 @@ __global__ void __launch_bounds__(WY_THREADS)
       s.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
     });
   } else { // per key: factored against each sub-chunk's first row, as gla's scores are
-    for (int e = tid; e < C * K; e += WY_THREADS) {
-      const int i = e / K, col = e % K;
-      const float down = fast_exp(g_cum[i][col] - g_cum[i / SUB * SUB][col]);
-      s.qs[i][col] = to<In>(val(s.q[i][col]) * d.scale * down);
-      s.ks[i][col] = to<In>(val(s.k[i][col]) * down);
-    }
-    __syncthreads();
     const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
     {
-      mma::Acc qk[C / 8], kk[C / 8];
-      factored_scores(qk, &s.qs[0][0], &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows, row0,
-                      K);
-      factored_scores(kk, &s.ks[0][0], &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows, row0,
-                      K);
-      each_entry_of_side(qk, row0, side,
-                         [&](int i, int j, float y) { s.a[i][j] = j <= i ? y : 0.0f; });
-      each_entry_of_side(kk, row0, side,
+      mma::Acc acc[2][C / 8]; // Aqk, A0 / beta
+      const In *const left[2] = {&s.q[0][0], &s.k[0][0]};
+      const float left_scale[2] = {d.scale, 1.0f};
+      factored_scores(acc, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows,
+                      row0, K);
+      each_entry_of_side(acc[0], row0, side,
+                         [&](int i, int j, float y) { s.a16[i][j] = to<In>(j <= i ? y : 0.0f); });
+      each_entry_of_side(acc[1], row0, side,
                          [&](int i, int j, float y) { s.a0[i][j] = j < i ? s.beta[i] * y : 0.0f; });
     }
     __syncthreads(); // the factored entries are in; the block's pairwise rows replace them
     if (pairwise_rows && side == 0) {
       pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
-                             [&](int i, int j, float y) { s.a[i][j] = y; });
+                             [&](int i, int j, float y) { s.a16[i][j] = to<In>(y); });
       pairwise_scores<In, K>(&s.k[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, 1.0f,
                              [&](int i, int j, float y) {
                                if (j < i)
                                  s.a0[i][j] = s.beta[i] * y;
                              });
     }
-    __syncthreads();
-    for (int e = tid; e < C * C; e += WY_THREADS)
-      s.a16[e / C][e % C] = to<In>(s.a[e / C][e % C]);
   }
   __syncthreads();
   store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
@@ -232,10 +228,11 @@ __global__ void __launch_bounds__(WY_THREADS)
   }
 
   // -- A = (I + A0)^-1, then in the input type (its rows past n are zero: A0's are)
-  unit_lower_inverse(s.a0, s.a, s.part); // synchronises first: Aqk's copy is out of s.a16
+  __syncthreads(); // Aqk's copy is out of s.a16; the gates' place is free for the solve
+  unit_lower_inverse(s.a0, s.solve.a, s.solve.part);
   for (int e = tid; e < C * C; e += WY_THREADS) {
     const int i = e / C, j = e % C;
-    s.a16[i][j] = to<In>(s.a[i][j]);
+    s.a16[i][j] = to<In>(s.solve.a[i][j]);
     if (st.A && i < n)
       st.A[at_score(rows.bos + i, hd, j, d)] = val(s.a16[i][j]);
   }

@@ -74,7 +74,6 @@ constexpr int SCORE_THREADS = 256;
 template <class T, int K> struct ScoreShared {
   static constexpr int LK = K + PAD, LA = C + 4;
   T q[C][LK], k[C][LK];
-  T qs[C][LK]; // q~ e^{g_cum - g_cum_r}: the left factor against sub-chunk r's first row
   float a[C][LA];
   ChunkGates<K> gates;
 };
@@ -99,22 +98,14 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   mma::wait_copies();
   __syncthreads();
 
-  // -- qd, kd and e^{gl} for the sequential kernel; gla: qs, the scores' left factor
+  // -- qd, kd and e^{gl} for the sequential kernel
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d, qd,
                                        kd, decay);
-  if (!SCALAR) {
-    for (int e = tid; e < C * K; e += SCORE_THREADS) {
-      const int i = e / K, col = e % K;
-      s.qs[i][col] =
-          to<In>(val(s.q[i][col]) * d.scale * fast_exp(g_cum[i][col] - g_cum[i / SUB * SUB][col]));
-    }
-    __syncthreads();
-  }
 
   // -- the scores of the warp's rows [row0, row0 + 16), its tiles of columns [0, row0 + 16)
   const int row0 = SUB * (warp % 4), parity = warp / 4;
-  mma::Acc acc[C / 8];
   if (SCALAR) { // A = (q~ k^T) . exp(g_cum_i - g_cum_j): one exp per (row, column)
+    mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, parity, K);
     each_entry_of_side(acc, row0, parity, [&](int i, int j, float x) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the diagonal dropped
@@ -134,9 +125,12 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #else
     const int r_right = r;
 #endif
-    factored_scores(acc, &s.qs[0][0], &s.k[0][0], S::LK, g_cum, row0, parity, pairwise_rows,
+    mma::Acc qk[1][C / 8];
+    const In *const left[1] = {&s.q[0][0]};
+    const float left_scale[1] = {d.scale};
+    factored_scores(qk, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, parity, pairwise_rows,
                     r_right, K);
-    each_entry_of_side(acc, row0, parity,
+    each_entry_of_side(qk[0], row0, parity,
                        [&](int i, int j, float x) { s.a[i][j] = j <= i ? x : 0.0f; });
     __syncthreads(); // the block's factored entries are in; its pairwise rows replace them
     if (pairwise_rows && parity == 0)

@@ -231,33 +231,53 @@ __device__ inline void lower_rows_times_transposed(mma::Acc (&acc)[C / 8], const
       [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
 }
 
-/// \brief The lower triangle of a chunk's scores under per-key decays, A_ij = sum_c X_ic Y_jc
-/// e^{g_cum_ic - g_cum_jc} (j <= i), factored against the first row r = row0 of the warp's 16-row
-/// sub-chunk, two warps a row block (lower_rows_times_transposed's tiles): acc[nt] += rows [row0,
-/// row0 + 16) of `xs` (X_ic e^{g_cum_ic - g_cum_rc}, stored) times (Y_jc e^{g_cum_r'c -
-/// g_cum_jc}), the right factor built in registers with r' = r_right (r, but for a planted bug),
-/// over keys [0, depth). The diagonal block's rows whose bit is set in pairwise_rows are zero in
-/// the right factor (their factors could overflow: pairwise_scores computes their entries).
-template <class T, int LG>
-__device__ void factored_scores(mma::Acc (&acc)[C / 8], const T *xs, const T *y, int ld,
+/// \brief The lower triangles of a chunk's scores under per-key decays, S_ij = sum_c X_ic Y_jc
+/// e^{g_cum_ic - g_cum_jc} (j <= i), for LEFT left matrices X = x[m] (scaled by x_scale[m]) against
+/// the same Y, factored against the first row r = row0 of the warp's 16-row sub-chunk, two warps
+/// a row block (lower_rows_times_transposed's tiles): acc[m][nt] += rows [row0, row0 + 16) of
+/// (X_ic x_scale e^{g_cum_ic - g_cum_rc}) times (Y_jc e^{g_cum_r'c - g_cum_jc}), r' = r_right (r,
+/// but for a planted bug), over keys [0, depth); both factors are built in registers, each decay
+/// once for the LEFT left factors and once for the right factor of every tile, and rounded to the
+/// input type as the operands of the product. The diagonal block's rows whose bit is set in
+/// pairwise_rows are zero in the right factor (their factors could overflow: pairwise_scores
+/// computes their entries). x, y stored by rows, ld values a row.
+template <class T, int LEFT, int LG>
+__device__ void factored_scores(mma::Acc (&acc)[LEFT][C / 8], const T *const (&x)[LEFT],
+                                const float (&x_scale)[LEFT], const T *y, int ld,
                                 const float (*g_cum)[LG], int row0, int side,
                                 unsigned pairwise_rows, int r_right, int depth) {
-  const int lane = threadIdx.x % 32;
-  warp_product<T>(
-      acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, xs, ld, row0, kk); },
-      [&](mma::FragB &b, int nt, int kk) { // Y_jc e^{g_r' - g_j}, keys kk.. of row j
-        const int j = nt * 8 + lane / 4;
+  const int lane = threadIdx.x % 32, r = lane / 4, c = 2 * (lane % 4);
+  for (int kk = 0; kk < depth; kk += 16) {
+    mma::FragA a[LEFT]; // register h: row row0 + r + 8 (h & 1), keys kk + c + 8 (h >> 1), + 1
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {
+      const int i = row0 + r + 8 * (h & 1), col = kk + c + 8 * (h >> 1);
+      const float down0 = fast_exp(g_cum[i][col] - g_cum[row0][col]);
+      const float down1 = fast_exp(g_cum[i][col + 1] - g_cum[row0][col + 1]);
+#pragma unroll
+      for (int m = 0; m < LEFT; ++m)
+        a[m].x[h] = mma::pack(to<T>(val(x[m][i * ld + col]) * x_scale[m] * down0),
+                              to<T>(val(x[m][i * ld + col + 1]) * x_scale[m] * down1));
+    }
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+      if (nt % 2 == side && nt < row0 / 8 + 2) {
+        const int j = nt * 8 + r; // Y_jc e^{g_r' - g_j}, keys kk.. of row j
         const bool zero = j >= row0 && (pairwise_rows >> (j - row0) & 1u);
+        mma::FragB b;
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int col = kk + 2 * (lane % 4) + 8 * half;
-          const float x0 = val(y[j * ld + col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
-          const float x1 =
+          const int col = kk + c + 8 * half;
+          const float y0 = val(y[j * ld + col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
+          const float y1 =
               val(y[j * ld + col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
-          b.x[half] = zero ? 0u : mma::pack(to<T>(x0), to<T>(x1));
+          b.x[half] = zero ? 0u : mma::pack(to<T>(y0), to<T>(y1));
         }
-      },
-      [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
+#pragma unroll
+        for (int m = 0; m < LEFT; ++m)
+          mma::mma(acc[m][nt], a[m], b, T{});
+      }
+  }
 }
 
 /// The B fragment (gpu/detail/mma.cuh) of rows [kk, kk + 16) of y (stored by rows, ld values a
