@@ -434,8 +434,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
          "--kernels", opt->kernels,
          "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
          "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
-         "simple_gla and gated_delta_rule and forward of kda, judged under the tensor-core "
-         "policy; the rest stays on CUDA cores)")
+         "simple_gla, gated_delta_rule and kda, judged under the tensor-core policy; dplr_fla "
+         "and gated_oja stay on CUDA cores)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();
