@@ -54,8 +54,8 @@ struct GpuCheckOptions {
       return policy_name(kernels_policy);
     return policy_name(gpu::Policy::tensor_core) +
            " (the kernels that run on tensor cores: the forward and backward of gla, "
-           "simple_gla, gated_delta_rule and kda), " +
-           policy_name(kernels_policy) + " (the rest)";
+           "simple_gla, gated_delta_rule, kda and gated_oja), " +
+           policy_name(kernels_policy) + " (dplr_fla)";
   }
 };
 
@@ -430,12 +430,11 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--threads", opt->threads, "worker threads")->check(at_least_one);
   sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
       ->capture_default_str();
-  sub->add_option(
-         "--kernels", opt->kernels,
-         "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
-         "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
-         "simple_gla, gated_delta_rule and kda, judged under the tensor-core policy; dplr_fla "
-         "and gated_oja stay on CUDA cores)")
+  sub->add_option("--kernels", opt->kernels,
+                  "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
+                  "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
+                  "simple_gla, gated_delta_rule, kda and gated_oja, judged under the tensor-core "
+                  "policy; dplr_fla stays on CUDA cores)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();

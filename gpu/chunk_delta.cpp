@@ -69,23 +69,26 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
 struct TcWy {
   DeviceArray Aqk, qd, kd, w, u, decay, A;
 };
-/// Runs the tensor-core WY kernel into new buffers (A too when with_A), the stages into `st`.
+/// Runs the tensor-core WY kernel into new buffers (A too when with_A; Aqk and qd only with_scores:
+/// kda's states alone, for gated_oja, skip them), the stages into `st`.
 TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
                     const detail::ChunkDims &d, const ChunkShapes &s, bool poison,
-                    const detail::DeltaTcStages &st, bool with_A) {
+                    const detail::DeltaTcStages &st, bool with_A, bool with_scores = true) {
   const std::size_t C = kernel_chunk_size;
   const DType in = args.q->dtype();
   TcWy r;
-  r.Aqk = output(in, {s.B, s.T, s.H, C}, poison);
-  r.qd = output(in, args.q->shape(), poison);
+  if (with_scores) {
+    r.Aqk = output(in, {s.B, s.T, s.H, C}, poison);
+    r.qd = output(in, args.q->shape(), poison);
+  }
   r.kd = output(in, args.k->shape(), poison);
   r.w = output(in, args.k->shape(), poison);
   r.u = output(in, args.v->shape(), poison);
   r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   if (with_A)
     r.A = output(in, {s.B, s.T, s.H, C}, poison);
-  const detail::DeltaTcScratch x{r.Aqk.data(),
-                                 r.qd.data(),
+  const detail::DeltaTcScratch x{with_scores ? r.Aqk.data() : nullptr,
+                                 with_scores ? r.qd.data() : nullptr,
                                  r.kd.data(),
                                  r.w.data(),
                                  r.u.data(),
@@ -141,7 +144,7 @@ DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
 DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
-                                const ChunkOptions &opts) {
+                                const ChunkOptions &opts, DeviceArray *o = nullptr) {
   const bool poison = opts.poison_outputs;
   const bool with_dht = d_ht && !d_ht->empty(), with_dh0 = args.h0 && !args.h0->empty();
   const DType in = args.q->dtype();
@@ -157,6 +160,12 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   fwd.s0 = f32(args.h0);
   fwd.s_chunks16 = h16.data();
   fwd.v_new16 = v_new.data();
+  if (o) { // the output too, on the way
+    *o = output(in, {s.B, s.T, s.H, s.V}, poison);
+    fwd.o = o->data();
+    fwd.qd = wy.qd.data();
+    fwd.A16 = wy.Aqk.data();
+  }
   detail::launch_chunk_gla_state_tc(fwd, t, d);
 
   DeltaGrads r;
@@ -238,6 +247,52 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
   if (opts.return_stages)
     return_stages(st, r);
   return r;
+}
+
+DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &opts) {
+  const ChunkShapes s = shapes_of(GateKind::key, args, opts);
+  const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  const detail::DeviceChunkTable t = table.device();
+  const bool poison = opts.poison_outputs, stages = opts.return_stages;
+  const DType in = args.q->dtype();
+  DeltaTcStates r;
+  Stages st_buffers;
+  detail::DeltaTcStages st;
+  if (stages) {
+    st_buffers = stage_buffers(args, s, false, poison);
+    st = {f32(st_buffers.g_cum), f32(st_buffers.A0), f32(st_buffers.A), f32(st_buffers.w),
+          f32(st_buffers.u)};
+  }
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, false);
+  r.h = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  r.v_new = output(in, args.v->shape(), poison);
+  if (opts.output_final_state)
+    r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  detail::TcStatePass p;
+  p.left = wy.kd.data();
+  p.right = wy.u.data();
+  p.w = wy.w.data();
+  p.decay = f32(wy.decay);
+  p.s0 = f32(args.h0);
+  p.s_chunks16 = r.h.data();
+  p.v_new16 = r.v_new.data();
+  p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+  p.s_chunks = stages ? f32(st_buffers.h) : nullptr;
+  p.v_new = stages ? f32(st_buffers.v_new) : nullptr;
+  detail::launch_chunk_gla_state_tc(p, t, d);
+  if (stages)
+    return_stages(st_buffers, r.stages);
+  return r;
+}
+
+DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArray &d_o,
+                                          const DeviceArray *d_ht, const ChunkOptions &opts,
+                                          DeviceArray &o) {
+  const ChunkShapes s = shapes_of(GateKind::key, args, opts, &d_o, d_ht);
+  const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
+  const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  return tensor_core_backward(args, d_o, d_ht, table, d, s, opts, &o);
 }
 
 DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,

@@ -52,4 +52,23 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
 DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
                            const DeviceArray *d_ht, const ChunkOptions &opts);
 
+/// \brief What kda's tensor-core kernels give a rule that runs them on other arguments
+/// (gated_oja, with keys and values exchanged: gpu/chunk_gated_oja.cpp): the states at each
+/// chunk's start [NC, H, K, V] and v_new [B, T, H, V] in the input type, the final state (fp32,
+/// when opts.output_final_state), and the stages in fp32 when opts.return_stages (`stages`, its o
+/// and final_state empty).
+struct DeltaTcStates {
+  DeviceArray h, v_new, final_state;
+  DeltaForward stages;
+};
+/// \brief The tensor-core forward of kda without its output: the WY kernel, then the sequential
+/// kernel forwards storing the states and v_new (opts.path is not read).
+DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &opts);
+/// \brief kda's backward on tensor cores (opts.path is not read) that also returns the forward's
+/// output o, which its forward pass computes on the way (gated_oja's dq is kda's output on its
+/// exchanged arguments).
+DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArray &d_o,
+                                          const DeviceArray *d_ht, const ChunkOptions &opts,
+                                          DeviceArray &o);
+
 } // namespace ruleproof::gpu

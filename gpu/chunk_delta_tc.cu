@@ -190,7 +190,11 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
     });
   } else { // per key: factored against each sub-chunk's first row, as gla's scores are
     const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
-    {
+    const auto take_a0 = [&](const mma::Acc(&acc)[C / 8]) {
+      each_entry_of_side(acc, row0, side,
+                         [&](int i, int j, float y) { s.a0[i][j] = j < i ? s.beta[i] * y : 0.0f; });
+    };
+    if (x.Aqk) {
       mma::Acc acc[2][C / 8]; // Aqk, A0 / beta
       const In *const left[2] = {&s.q[0][0], &s.k[0][0]};
       const float left_scale[2] = {d.scale, 1.0f};
@@ -198,13 +202,20 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
                       row0, K);
       each_entry_of_side(acc[0], row0, side,
                          [&](int i, int j, float y) { s.a16[i][j] = to<In>(j <= i ? y : 0.0f); });
-      each_entry_of_side(acc[1], row0, side,
-                         [&](int i, int j, float y) { s.a0[i][j] = j < i ? s.beta[i] * y : 0.0f; });
+      take_a0(acc[1]);
+    } else { // the states alone (gated_oja's forward): no Aqk
+      mma::Acc acc[1][C / 8];
+      const In *const left[1] = {&s.k[0][0]};
+      const float left_scale[1] = {1.0f};
+      factored_scores(acc, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows,
+                      row0, K);
+      take_a0(acc[0]);
     }
     __syncthreads(); // the factored entries are in; the block's pairwise rows replace them
     if (pairwise_rows && side == 0) {
-      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
-                             [&](int i, int j, float y) { s.a16[i][j] = to<In>(y); });
+      if (x.Aqk)
+        pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
+                               [&](int i, int j, float y) { s.a16[i][j] = to<In>(y); });
       pairwise_scores<In, K>(&s.k[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, 1.0f,
                              [&](int i, int j, float y) {
                                if (j < i)
@@ -213,7 +224,8 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
     }
   }
   __syncthreads();
-  store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
+  if (x.Aqk)
+    store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
   if (st.A0)
     for (int e = tid; e < n * C; e += WY_THREADS)
       st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.a0[e / C][e % C];

@@ -4,9 +4,14 @@
 // chunk_wy_fwd, chunk_delta_fwd_h, then chunk_oja_fwd_o; backward the same stages,
 // chunk_bwd_dv_local, chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd on q' = dO, dO' = q,
 // chunk_fwd_o on q' = dO for dq, chunk_local_cumsum_reverse; states transposed between
-// gated_oja's [K, V] and the delta kernels' [V, K].
+// gated_oja's [K, V] and the delta kernels' [V, K]. On the tensor-core path, kda's tensor-core
+// kernels on the same exchanged arguments (chunk_delta_tc_states, chunk_delta_tc_bwd_with_output),
+// then the output of gpu/chunk_gated_oja_tc.cu.
 #include "chunk_gated_oja.hpp"
 
+#include <cmath>
+
+#include "chunk_delta.hpp" // chunk_delta_tc_states, chunk_delta_tc_bwd_with_output
 #include "detail/delta_launch.hpp"
 #include "detail/gated_oja_launch.hpp"
 
@@ -82,6 +87,62 @@ ChunkShapes oja_shapes_of(const GatedOjaArgs &args, const ChunkOptions &opts,
                                 spec_of(d_ht));
 }
 
+/// The options of kda's kernels run on gated_oja's arguments: gated_oja's scale (its own K's).
+ChunkOptions delta_options(const ChunkOptions &opts, const ChunkShapes &s) {
+  ChunkOptions o = opts;
+  o.scale = opts.scale ? *opts.scale : 1.0 / std::sqrt(double(s.K));
+  return o;
+}
+
+/// gated_oja's forward on tensor cores: kda's tensor-core forward without its output on keys and
+/// values exchanged (k' = v, v' = k; q' is v, whose scores are not used), then its own output
+/// (gpu/chunk_gated_oja_tc.cu).
+GatedOjaForward tensor_core_forward(const GatedOjaArgs &args, const ChunkTable &table,
+                                    const detail::ChunkDims &d, const ChunkShapes &s,
+                                    const ChunkOptions &opts) {
+  const bool poison = opts.poison_outputs;
+  const DeviceArray h0_vk = transposed(args.h0, poison);
+  const DeltaArgs a{args.v, args.v, args.k, args.g, args.beta, h0_vk.empty() ? nullptr : &h0_vk};
+  DeltaTcStates st = chunk_delta_tc_states(a, delta_options(opts, s));
+  GatedOjaForward r;
+  r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);
+  detail::launch_chunk_oja_fwd_o_tc(args.q->data(), args.v->data(), st.v_new.data(), st.h.data(),
+                                    f32(args.g), r.o.data(), table.device(), d);
+  r.final_state = transposed(&st.final_state, poison);
+  if (opts.return_stages) {
+    r.g_cum = std::move(st.stages.g_cum);
+    r.A0 = std::move(st.stages.A0);
+    r.A = std::move(st.stages.A);
+    r.w = std::move(st.stages.w);
+    r.u = std::move(st.stages.u);
+    r.h = transposed(&st.stages.h, poison);
+    r.k_new = std::move(st.stages.v_new);
+  }
+  return r;
+}
+
+/// gated_oja's backward on tensor cores: kda's on q' = dO, k' = v, v' = k, dO' = q
+/// (gpu/chunk_gated_oja.cu says why), whose forward pass gives dq, kda's output on q' = dO.
+GatedOjaGrads tensor_core_backward(const GatedOjaArgs &args, const DeviceArray &d_o,
+                                   const DeviceArray *d_ht, const ChunkShapes &s,
+                                   const ChunkOptions &opts) {
+  const bool poison = opts.poison_outputs;
+  const DeviceArray h0_vk = transposed(args.h0, poison);
+  const DeviceArray dht_vk = transposed(d_ht, poison);
+  const DeltaArgs a{&d_o, args.v, args.k, args.g, args.beta, h0_vk.empty() ? nullptr : &h0_vk};
+  GatedOjaGrads r;
+  DeltaGrads g = chunk_delta_tc_bwd_with_output(a, *args.q, dht_vk.empty() ? nullptr : &dht_vk,
+                                                delta_options(opts, s), r.dq);
+  r.dk = std::move(g.dv);
+  r.dv = std::move(g.dk);
+  r.dg = std::move(g.dg);
+  r.dbeta = std::move(g.dbeta);
+  r.dh0 = transposed(&g.dh0, poison);
+  if (opts.return_stages)
+    r.dh = transposed(&g.dh, poison);
+  return r;
+}
+
 } // namespace
 
 ChunkShapes check_gated_oja_shapes(const ArraySpec &q, const ArraySpec &k, const ArraySpec &v,
@@ -97,6 +158,8 @@ GatedOjaForward chunk_gated_oja_fwd(const GatedOjaArgs &args, const ChunkOptions
   const ChunkShapes s = oja_shapes_of(args, opts);
   const detail::ChunkDims d = dims_of(GateKind::value, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  if (opts.path == KernelPath::tensor_cores)
+    return tensor_core_forward(args, table, d, s, opts);
   const bool poison = opts.poison_outputs;
   OjaStages st = oja_stages(args, table, d, s, opts.output_final_state, poison);
   GatedOjaForward r;
@@ -119,6 +182,8 @@ GatedOjaForward chunk_gated_oja_fwd(const GatedOjaArgs &args, const ChunkOptions
 GatedOjaGrads chunk_gated_oja_bwd(const GatedOjaArgs &args, const DeviceArray &d_o,
                                   const DeviceArray *d_ht, const ChunkOptions &opts) {
   const ChunkShapes s = oja_shapes_of(args, opts, &d_o, d_ht);
+  if (opts.path == KernelPath::tensor_cores)
+    return tensor_core_backward(args, d_o, d_ht, s, opts);
   const detail::ChunkDims d = dims_of(GateKind::value, s, opts, args.q->dtype());
   const detail::ChunkDims dk = swapped(d);
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);

@@ -19,6 +19,10 @@ void launch_chunk_oja_fwd_o(const void *, const void *, const float *, const flo
                             void *, const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_oja_fwd_o_kernel");
 }
+void launch_chunk_oja_fwd_o_tc(const void *, const void *, const void *, const void *,
+                               const float *, void *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_oja_fwd_o_tc_kernel");
+}
 void launch_transpose_states(const float *, float *, int, int, int, int) {
   no_cuda("transpose_states_kernel");
 }

@@ -54,6 +54,7 @@ void launch_chunk_local_cumsum_reverse(float *dG, float *dg, const DeviceChunkTa
 /// scores Aqk [B*T, H, C], qd = q~ . e^{g_cum} and kd = k . e^{gl - g_cum} (q's shape), w [B*T, H,
 /// K] and u [B*T, H, V]; and the chunks' decays e^{gl} [NC, H], fp32.
 struct DeltaTcScratch {
+  /// Aqk and qd null: the states alone (kda's per-key gate only; the factored Aqk is skipped)
   void *Aqk = nullptr, *qd = nullptr, *kd = nullptr, *w = nullptr, *u = nullptr;
   float *decay = nullptr;
   void *A = nullptr; ///< A = (I + A0)^-1 [B*T, H, C] in the input type, optional (the backward's)

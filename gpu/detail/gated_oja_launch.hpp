@@ -14,6 +14,12 @@ namespace ruleproof::gpu::detail {
 void launch_chunk_oja_fwd_o(const void *q, const void *v, const float *k_new, const float *g_cum,
                             const float *h_vk, void *o, const DeviceChunkTable &t,
                             const ChunkDims &d);
+/// gated_oja's output on tensor cores (gpu/chunk_gated_oja_tc.cu), the same o from k_new [B*T, H,
+/// K] and the states h_vk [NC, H, V, K] in the input type, and the raw gate g (its chunk-local
+/// cumulative sums taken in the kernel).
+void launch_chunk_oja_fwd_o_tc(const void *q, const void *v, const void *k_new, const void *h_vk,
+                               const float *g, void *o, const DeviceChunkTable &t,
+                               const ChunkDims &d);
 /// y [M, H, Y, X] = x [M, H, X, Y] with its last two axes exchanged (fp32 states).
 void launch_transpose_states(const float *x, float *y, int M, int H, int X, int Y);
 

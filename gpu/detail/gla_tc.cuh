@@ -100,7 +100,7 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
 /// The decayed factors the sequential kernel takes (gpu/chunk_gla_tc.cu, chunk_gla_state_tc) of a
 /// chunk's rows, from q and k in shared memory (ld values a row) and the chunk's gates: qd = q~ .
 /// e^{g_cum} and kd = k . e^{gl - g_cum} in the input type, 8 values a store, and decay = e^{gl}
-/// [NC, H, G] in fp32. Called by the whole block.
+/// [NC, H, G] in fp32 (qd only when given). Called by the whole block.
 template <class In, int K, bool SCALAR, bool COMPACT>
 __device__ void store_decayed_factors(const In *q, const In *k, int ld,
                                       const ChunkGates<K, COMPACT> &s, ChunkRows rows, int c,
@@ -124,7 +124,8 @@ __device__ void store_decayed_factors(const In *q, const In *k, int ld,
       }
     }
     const long at = (static_cast<long>(rows.bos + i) * d.H + hd) * K + col0;
-    *reinterpret_cast<uint4 *>(qd + at) = *reinterpret_cast<const uint4 *>(xq);
+    if (qd)
+      *reinterpret_cast<uint4 *>(qd + at) = *reinterpret_cast<const uint4 *>(xq);
     *reinterpret_cast<uint4 *>(kd + at) = *reinterpret_cast<const uint4 *>(xk);
   }
   if (threadIdx.x < G)

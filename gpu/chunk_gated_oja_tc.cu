@@ -1,0 +1,148 @@
+// ruleproof: gated_oja's output on tensor cores, Hopper (sm_90): chunk_oja_fwd_o of every chunk at
+// once, the last kernel of the path KernelPath::tensor_cores of chunk_gated_oja_fwd
+// (gpu/chunk_gated_oja.hpp; the CUDA-core path is gpu/chunk_gated_oja.cu). Every matrix product
+// runs as mma.sync m16n8k16 with operands in the input type (bf16 or fp16) and fp32 sums
+// (gpu/detail/mma.cuh); gates and their exponentials stay fp32. Judged under the tensor-core
+// policy (gpu/twin.hpp).
+//
+// CPU reference, one grep away: reference/gated_oja/chunk.hpp (chunk_oja_fwd_o), seed 000's
+// VO-RoPE output.
+//
+// Before it, on the same path (gpu/chunk_gated_oja.cpp): kda's tensor-core forward without its
+// output on keys and values exchanged (chunk_delta_tc_states: the WY kernel and the sequential
+// kernel forwards), which stores the state at each chunk's start, transposed ([V, K], the delta
+// kernels' layout), and k_new = u - w h^T, both in the input type. Per chunk of n <= 64 rows,
+// g_cum its local cumulative gate per value, q~ = scale q, h the state at the chunk's start [K,
+// V]:
+//   P    = q~ k_new^T  (i <= r)
+//   o_rc = e^{g_cum_rc} (q~_r . h_c) + sum_{i <= r} P_ri v_ic e^{g_cum_rc - g_cum_ic}
+// The per-value decays of the second term are split at 16-row sub-chunks against each
+// sub-chunk's first row, as gla's backward splits dq's (lower_decayed_product of
+// gpu/detail/gla_tc.cuh; gpu/chunk_gla_bwd_tc.cu's header argues the bounds): every factor
+// outside the product is at most 1, the right factor v_i e^{g_cum_r - g_cum_i} is at most |v_i|
+// below the diagonal block, and the block's rows whose factor could pass the input type's range
+// are summed term by term in fp32 (lower_left_out); P's diagonal is added apart, in fp32.
+//
+// chunk_oja_fwd_o_tc_kernel: grid (NC, H), 8 warps; warp w owns rows [16 (w % 4), +16) and half
+// the value columns (w / 4) of o, and the column tiles of parity w / 4 of P. Every operand of the
+// chunk is copied into shared memory at once (cp.async).
+#include "detail/chunk_device.cuh" // chunk_rows, check, allow_shared_memory, with_input_type,
+                                   // in, out, C, max_shared_bytes
+#include "detail/gated_oja_launch.hpp"
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+                             // wide_rows, lower_rows_times_transposed, rows_times_transposed,
+                             // lower_decayed_product, lower_left_out, lower_decayed_entry,
+                             // each_entry_of_side, store_rows, PAD, SUB
+#include "detail/mma.cuh"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+using namespace tc;
+
+constexpr int OJA_THREADS = 256;
+
+template <class T, int K, int V> struct OjaOutputShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
+  T q[C][LK], k_new[C][LK];
+  T h[V][LK]; // the state at the chunk's start, transposed
+  T v[C][LV];
+  T p[C][LC]; // P below the diagonal
+  float p_diagonal[C];
+  ChunkGates<V> gates; // per value
+};
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(OJA_THREADS)
+    chunk_oja_fwd_o_tc_kernel(const In *q, const In *v, const In *k_new, const In *h_vk,
+                              const float *g, In *o, DeviceChunkTable t, ChunkDims d) {
+  using S = OjaOutputShared<In, K, V>;
+  constexpr int NV = V / 16; // n tiles of a warp's half of o's columns
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  const long stride_k = static_cast<long>(d.H) * K, stride_v = static_cast<long>(d.H) * V;
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
+  copy_rows_async(&s.k_new[0][0], S::LK, k_new + row_at * K, stride_k, C, n, K);
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, stride_v, C, n, V);
+  copy_rows_async(&s.h[0][0], S::LK, h_vk + (static_cast<long>(c) * d.H + hd) * V * K, K, V, V, K);
+  mma::commit_copies();
+  chunk_gates<V, false>(s.gates, g, rows, hd, d, nullptr); // synchronises
+  mma::wait_copies();
+  __syncthreads();
+  const float(*g_cum)[ChunkGates<V>::LG] = s.gates.g;
+  const float scale = d.scale;
+  const int row0 = SUB * (warp % 4), side = warp / 4, vcol0 = V / 2 * side;
+
+  // -- P = q~ k_new^T: its diagonal in fp32, below it in the input type
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k_new[0][0], S::LK, side, K);
+    each_entry_of_side(acc, row0, side, [&](int i, int j, float y) {
+      if (j == i)
+        s.p_diagonal[i] = scale * y;
+      s.p[i][j] = to<In>(j < i ? scale * y : 0.0f);
+    });
+  }
+  __syncthreads();
+
+  // -- o = e^{g_cum} . (q~ h) + (P . R) v on the warp's rows and value columns
+  mma::Acc state[NV], scores[NV];
+  rows_times_transposed(state, &s.q[0][0], S::LK, row0, &s.h[0][0], S::LK, vcol0, K);
+  const unsigned suffix = wide_rows<In, V>(g_cum, row0, row0, 1.0f);
+  float left_out[NV * 4];
+  lower_decayed_product(scores, &s.p[0][0], S::LC, &s.v[0][0], S::LV, g_cum, row0, vcol0, suffix);
+  if (suffix)
+    lower_left_out(left_out, &s.p[0][0], S::LC, &s.v[0][0], S::LV, g_cum, row0, vcol0, suffix);
+#pragma unroll
+  for (int nt = 0; nt < NV; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = row0 + mma::acc_row(e), col = vcol0 + nt * 8 + mma::acc_col(e);
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, P's diagonal left out
+      const float diagonal = 0.0f;
+#else
+      const float diagonal = s.p_diagonal[i] * val(s.v[i][col]);
+#endif
+      state[nt].x[e] =
+          scale * fast_exp(g_cum[i][col]) * state[nt].x[e] +
+          lower_decayed_entry(scores[nt].x[e], g_cum, row0, i, col, suffix, left_out, 4 * nt + e) +
+          diagonal;
+    }
+  store_rows(o, state, row0, vcol0, n, row_at * V, stride_v, [](int, int, float y) { return y; });
+}
+
+template <class In, int K, int V>
+void launch(const void *q, const void *v, const void *k_new, const void *h_vk, const float *g,
+            void *o, const DeviceChunkTable &t, const ChunkDims &d) {
+  static_assert(sizeof(OjaOutputShared<In, K, V>) <= max_shared_bytes);
+  const int bytes = static_cast<int>(sizeof(OjaOutputShared<In, K, V>));
+  auto *kernel = chunk_oja_fwd_o_tc_kernel<In, K, V>;
+  allow_shared_memory(kernel, bytes, "chunk_oja_fwd_o_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), OJA_THREADS, bytes>>>(in<In>(q), in<In>(v), in<In>(k_new), in<In>(h_vk),
+                                                  g, out<In>(o), t, d);
+}
+
+} // namespace
+
+void launch_chunk_oja_fwd_o_tc(const void *q, const void *v, const void *k_new, const void *h_vk,
+                               const float *g, void *o, const DeviceChunkTable &t,
+                               const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto x) {
+    using In = decltype(x);
+    const auto run = [&](auto f) { f(q, v, k_new, h_vk, g, o, t, d); };
+    if (d.K == 64)
+      d.V == 64 ? run(launch<In, 64, 64>) : run(launch<In, 64, 128>);
+    else
+      d.V == 64 ? run(launch<In, 128, 64>) : run(launch<In, 128, 128>);
+  });
+  check("chunk_oja_fwd_o_tc_kernel");
+}
+
+} // namespace ruleproof::gpu::detail
