@@ -99,42 +99,51 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
+/// What the tensor-core forward pass gives: the output, or (kda's states alone) the states at
+/// each chunk's start and v_new in the input type; the final state and the fp32 stages when asked.
+struct TcForward {
+  DeviceArray o, h16, v_new16, final_state;
+  Stages stages;
+};
 /// The forward of gated_delta_rule and kda on tensor cores (gpu/chunk_delta_tc.cu): the WY
-/// kernel, then the sequential kernel with w (v_new, the output and the state fused); the stages
-/// written when asked for.
-DeltaForward tensor_core_forward(const DeltaArgs &args, const ChunkTable &table,
-                                 const detail::ChunkDims &d, const ChunkShapes &s,
-                                 const ChunkOptions &opts) {
+/// kernel, then the sequential kernel with w (v_new and the state fused with the output when
+/// with_output, else storing the states and v_new); the stages written when asked for.
+TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
+                           const detail::ChunkDims &d, const ChunkShapes &s,
+                           const ChunkOptions &opts, bool with_output) {
   const bool poison = opts.poison_outputs, stages = opts.return_stages;
   const DType in = args.q->dtype();
-  DeltaForward r;
-  r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
+  const detail::DeviceChunkTable t = table.device();
+  TcForward r;
+  detail::DeltaTcStages st;
+  if (stages) {
+    r.stages = stage_buffers(args, s, false, poison);
+    st = {f32(r.stages.g_cum), f32(r.stages.A0), f32(r.stages.A), f32(r.stages.w), f32(r.stages.u)};
+  }
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, with_output);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
-  Stages st_buffers;
-  if (stages)
-    st_buffers = stage_buffers(args, s, false, poison);
-  const detail::DeviceChunkTable t = table.device();
-  detail::DeltaTcStages st;
-  if (stages)
-    st = {f32(st_buffers.g_cum), f32(st_buffers.A0), f32(st_buffers.A), f32(st_buffers.w),
-          f32(st_buffers.u)};
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false);
   detail::TcStatePass p;
   p.left = wy.kd.data();
   p.right = wy.u.data();
   p.w = wy.w.data();
   p.decay = f32(wy.decay);
   p.s0 = f32(args.h0);
-  p.o = r.o.data();
-  p.qd = wy.qd.data();
-  p.A16 = wy.Aqk.data();
+  if (with_output) {
+    r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
+    p.o = r.o.data();
+    p.qd = wy.qd.data();
+    p.A16 = wy.Aqk.data();
+  } else {
+    r.h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+    r.v_new16 = output(in, args.v->shape(), poison);
+    p.s_chunks16 = r.h16.data();
+    p.v_new16 = r.v_new16.data();
+  }
   p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
-  p.s_chunks = stages ? f32(st_buffers.h) : nullptr;
-  p.v_new = stages ? f32(st_buffers.v_new) : nullptr;
+  p.s_chunks = stages ? f32(r.stages.h) : nullptr;
+  p.v_new = stages ? f32(r.stages.v_new) : nullptr;
   detail::launch_chunk_gla_state_tc(p, t, d);
-  if (stages)
-    return_stages(st_buffers, r);
   return r;
 }
 
@@ -236,8 +245,16 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   const bool poison = opts.poison_outputs;
-  if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))
-    return tensor_core_forward(args, table, d, s, opts);
+  if (opts.path == KernelPath::tensor_cores &&
+      (gate == GateKind::scalar || gate == GateKind::key)) {
+    TcForward f = tensor_core_pass(args, table, d, s, opts, true);
+    DeltaForward r;
+    r.o = std::move(f.o);
+    r.final_state = std::move(f.final_state);
+    if (opts.return_stages)
+      return_stages(f.stages, r);
+    return r;
+  }
   Stages st = forward_stages(args, table, d, s, opts.output_final_state, poison);
   DeltaForward r;
   r.o = output(args.q->dtype(), {s.B, s.T, s.H, s.V}, poison);
@@ -253,36 +270,13 @@ DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &o
   const ChunkShapes s = shapes_of(GateKind::key, args, opts);
   const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
-  const detail::DeviceChunkTable t = table.device();
-  const bool poison = opts.poison_outputs, stages = opts.return_stages;
-  const DType in = args.q->dtype();
+  TcForward f = tensor_core_pass(args, table, d, s, opts, false);
   DeltaTcStates r;
-  Stages st_buffers;
-  detail::DeltaTcStages st;
-  if (stages) {
-    st_buffers = stage_buffers(args, s, false, poison);
-    st = {f32(st_buffers.g_cum), f32(st_buffers.A0), f32(st_buffers.A), f32(st_buffers.w),
-          f32(st_buffers.u)};
-  }
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, false);
-  r.h = output(in, {s.NC, s.H, s.K, s.V}, poison);
-  r.v_new = output(in, args.v->shape(), poison);
-  if (opts.output_final_state)
-    r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
-  detail::TcStatePass p;
-  p.left = wy.kd.data();
-  p.right = wy.u.data();
-  p.w = wy.w.data();
-  p.decay = f32(wy.decay);
-  p.s0 = f32(args.h0);
-  p.s_chunks16 = r.h.data();
-  p.v_new16 = r.v_new.data();
-  p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
-  p.s_chunks = stages ? f32(st_buffers.h) : nullptr;
-  p.v_new = stages ? f32(st_buffers.v_new) : nullptr;
-  detail::launch_chunk_gla_state_tc(p, t, d);
-  if (stages)
-    return_stages(st_buffers, r.stages);
+  r.h = std::move(f.h16);
+  r.v_new = std::move(f.v_new16);
+  r.final_state = std::move(f.final_state);
+  if (opts.return_stages)
+    return_stages(f.stages, r.stages);
   return r;
 }
 
