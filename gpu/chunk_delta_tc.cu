@@ -35,7 +35,8 @@
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
                              // store_decayed_factors, factored_scores, pairwise_scores,
-                             // wide_rows, rows_times, store_rows, PAD, SUB
+                             // wide_rows, rows_times, store_rows, unit_lower_inverse, a_times,
+                             // store_scores, PAD, SUB
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -64,85 +65,6 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
     } solve;
   };
 };
-
-/// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
-/// fp32: the four 16-row diagonal blocks by forward substitution, then the blocks below them one
-/// block diagonal at a time, A_IJ = -A_II (sum_{J <= M < I} A0_IM A_MJ). Called by the whole
-/// block; ends synchronised.
-template <int LF>
-__device__ void unit_lower_inverse(const float (*a0)[LF], float (*a)[LF],
-                                   float (*part)[SUB][SUB + 1]) {
-  const int tid = threadIdx.x;
-  for (int e = tid; e < C * C; e += blockDim.x)
-    a[e / C][e % C] = 0.0f;
-  __syncthreads();
-  if (tid < C) { // block b's column jj: its rows in order
-    const int r0 = SUB * (tid / SUB), jj = tid % SUB;
-    a[r0 + jj][r0 + jj] = 1.0f;
-    for (int i = jj + 1; i < SUB; ++i) {
-      float x = 0;
-      for (int m = jj; m < i; ++m)
-        x += a0[r0 + i][r0 + m] * a[r0 + m][r0 + jj];
-      a[r0 + i][r0 + jj] = -x;
-    }
-  }
-  __syncthreads();
-  for (int dist = 1; dist < C / SUB; ++dist) {
-    const int entries = (C / SUB - dist) * SUB * SUB;
-    for (int e = tid; e < entries; e += blockDim.x) { // part_IJ = sum_M A0_IM A_MJ
-      const int b = e / (SUB * SUB), I = dist + b, J = b;
-      const int r = (e / SUB) % SUB, cc = e % SUB;
-      float x = 0;
-      for (int m = SUB * J; m < SUB * I; ++m)
-        x += a0[SUB * I + r][m] * a[m][SUB * J + cc];
-      part[b][r][cc] = x;
-    }
-    __syncthreads();
-    for (int e = tid; e < entries; e += blockDim.x) { // A_IJ = -A_II part_IJ
-      const int b = e / (SUB * SUB), I = dist + b, J = b;
-      const int r = (e / SUB) % SUB, cc = e % SUB;
-      float x = 0;
-      for (int m = 0; m <= r; ++m)
-        x += a[SUB * I + r][SUB * I + m] * part[b][m][cc];
-      a[SUB * I + r][SUB * J + cc] = -x;
-    }
-    __syncthreads();
-  }
-}
-
-/// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by
-/// rows), the warp's half `side` of the W columns, in the input type; and, when `stage` is given,
-/// the same values as the input type holds them, in fp32. out and stage [B*T, H, W], row_at the
-/// offset of the chunk's first row.
-template <class In, int W>
-__device__ void a_times(const In *a16, int ld_a, const In *right, int ld_right, int row0, int side,
-                        ChunkRows rows, long row_at, int H, In *out, float *stage) {
-  mma::Acc acc[W / 16];
-  rows_times(acc, a16, ld_a, row0, right, ld_right, W / 2 * side, row0 + SUB);
-  store_rows(out, acc, row0, W / 2 * side, rows.n, row_at * W, static_cast<long>(H) * W,
-             [](int, int, float y) { return y; });
-  if (stage)
-#pragma unroll
-    for (int nt = 0; nt < W / 16; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + mma::acc_row(e), col = W / 2 * side + nt * 8 + mma::acc_col(e);
-        if (i < rows.n)
-          stage[(row_at + static_cast<long>(i) * H) * W + col] = val(to<In>(acc[nt].x[e]));
-      }
-}
-
-/// A chunk's C x C matrix in shared memory (ld LC) out to dst [B*T, H, C], rows < n, 8 values
-/// a store. Called by the whole block.
-template <class In, int LC>
-__device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
-                             const ChunkDims &d) {
-  for (int e = threadIdx.x; e < rows.n * (C / 8); e += blockDim.x) {
-    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
-    *reinterpret_cast<uint4 *>(dst + at_score(rows.bos + i, hd, j0, d)) =
-        *reinterpret_cast<const uint4 *>(&a[i][j0]);
-  }
-}
 
 template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(WY_THREADS, 2)

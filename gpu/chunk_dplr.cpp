@@ -3,7 +3,10 @@
 // chunk_local_cumsum, chunk_dplr_fwd_wy (chunk_dplr_fwd_intra, solve_tril, recompute_w_c),
 // chunk_dplr_fwd_h, chunk_dplr_fwd_o. Backward: the forward's stages again, then
 // chunk_bwd_dv_local and chunk_bwd_dhu (the delta rules' kernels, with b, the engine's a, in
-// place of k), chunk_dplr_bwd_wy, chunk_dplr_bwd_dqk, chunk_local_cumsum_reverse.
+// place of k), chunk_dplr_bwd_wy, chunk_dplr_bwd_dqk, chunk_local_cumsum_reverse. The forward on
+// tensor cores (KernelPath::tensor_cores): chunk_dplr_wy_tc, chunk_gla_state_tc with w and the
+// second term kd^T v, chunk_dplr_fwd_o_tc (gpu/chunk_dplr_tc.cu); the backward stays on CUDA
+// cores on either path.
 #include "chunk_dplr.hpp"
 
 #include "detail/delta_launch.hpp"
@@ -67,6 +70,62 @@ ChunkShapes dplr_shapes_of(const DplrArgs &args, const ChunkOptions &opts,
                            spec_of(d_ht));
 }
 
+/// dplr's forward on tensor cores (gpu/chunk_dplr_tc.cu): the WY kernel, the sequential kernel
+/// (v2 = c - w h, the update ad^T v2 + kd^T v) storing h at each chunk's start and v2 in the
+/// input type, then the output kernel; the stages written when asked for.
+DplrForward tensor_core_forward(const DplrArgs &args, const ChunkTable &table,
+                                const detail::ChunkDims &d, const ChunkShapes &s,
+                                const ChunkOptions &opts) {
+  const bool poison = opts.poison_outputs, stages = opts.return_stages;
+  const DType in = args.q->dtype();
+  const std::size_t C = kernel_chunk_size;
+  const Shape scores{s.B, s.T, s.H, C};
+  const detail::DeviceChunkTable t = table.device();
+  DplrForward r;
+  detail::DplrTcStages st;
+  if (stages) {
+    r.g_cum = output(DType::fp32, args.gk->shape(), poison);
+    for (DeviceArray *x : {&r.A_qk, &r.A_qa, &r.A_ba, &r.A_bk, &r.E})
+      *x = output(DType::fp32, scores, poison);
+    r.w = output(DType::fp32, args.k->shape(), poison);
+    r.c = output(DType::fp32, args.v->shape(), poison);
+    r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
+    r.v2 = output(DType::fp32, args.v->shape(), poison);
+    st = {f32(r.g_cum), f32(r.A_qk), f32(r.A_qa), f32(r.A_ba),
+          f32(r.A_bk),  f32(r.E),    f32(r.w),    f32(r.c)};
+  }
+  DeviceArray A_qk = output(in, scores, poison), A_qa = output(in, scores, poison);
+  DeviceArray qd = output(in, args.q->shape(), poison), kd = output(in, args.k->shape(), poison);
+  DeviceArray ad = output(in, args.b->shape(), poison), w = output(in, args.k->shape(), poison);
+  DeviceArray c = output(in, args.v->shape(), poison);
+  DeviceArray decay = output(DType::fp32, {s.NC, s.H, s.K}, poison);
+  const detail::DplrTcScratch x{A_qk.data(), A_qa.data(), qd.data(), kd.data(),
+                                ad.data(),   w.data(),    c.data(),  f32(decay)};
+  detail::launch_chunk_dplr_wy_tc(args.q->data(), args.k->data(), args.v->data(), args.a->data(),
+                                  args.b->data(), f32(args.gk), x, st, t, d);
+  if (opts.output_final_state)
+    r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+  DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison),
+              v2 = output(in, args.v->shape(), poison);
+  detail::TcStatePass p;
+  p.left = ad.data();
+  p.right = c.data();
+  p.w = w.data();
+  p.left2 = kd.data();
+  p.right2 = args.v->data();
+  p.decay = f32(decay);
+  p.s0 = f32(args.h0);
+  p.s_chunks16 = h16.data();
+  p.v_new16 = v2.data();
+  p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+  p.s_chunks = stages ? f32(r.h) : nullptr;
+  p.v_new = stages ? f32(r.v2) : nullptr;
+  detail::launch_chunk_gla_state_tc(p, t, d);
+  r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
+  detail::launch_chunk_dplr_fwd_o_tc(args.v->data(), x, h16.data(), v2.data(), r.o.data(), t, d);
+  return r;
+}
+
 } // namespace
 
 ChunkShapes check_dplr_shapes(const ArraySpec &q, const ArraySpec &k, const ArraySpec &v,
@@ -83,6 +142,8 @@ DplrForward chunk_dplr_fwd(const DplrArgs &args, const ChunkOptions &opts) {
   const ChunkShapes s = dplr_shapes_of(args, opts);
   const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
+  if (opts.path == KernelPath::tensor_cores)
+    return tensor_core_forward(args, table, d, s, opts);
   const bool poison = opts.poison_outputs;
   DplrStages st = dplr_stages(args, table, d, s, opts.output_final_state, poison);
   DplrForward r;

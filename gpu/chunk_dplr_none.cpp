@@ -43,4 +43,14 @@ void launch_chunk_dplr_bwd_dqk(const void *, const void *, const void *, const v
   no_cuda("chunk_dplr_bwd_dqk_kernel");
 }
 
+void launch_chunk_dplr_wy_tc(const void *, const void *, const void *, const void *, const void *,
+                             const float *, const DplrTcScratch &, const DplrTcStages &,
+                             const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_wy_tc_kernel");
+}
+void launch_chunk_dplr_fwd_o_tc(const void *, const DplrTcScratch &, const void *, const void *,
+                                void *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_fwd_o_tc_kernel");
+}
+
 } // namespace ruleproof::gpu::detail

@@ -156,8 +156,9 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 // and, with an output (the forward), o = qd s + A v on the chunk's rows before the update, so
 // that h never leaves the chip. With w, the delta rules: forwards (chunk_delta_fwd_h) the right
 // factor is v_new = u - w s; backwards (chunk_bwd_dhu, left qd, right dO) dv2 = A^T dO + kd s,
-// and s <- Diag(decay) s + qd^T dO - w^T dv2. Each chunk's tiles are copied in (cp.async) while
-// the block works on the one before.
+// and s <- Diag(decay) s + qd^T dO - w^T dv2. With left2 and right2 (dplr's states, no output),
+// s <- Diag(decay) s + left^T v_new + left2^T right2, the two in the places of qd and A. Each
+// chunk's tiles are copied in (cp.async) while the block works on the one before.
 //   output: warp w computes rows [16 (w % 4), +16), columns [B/2 (w / 4), +B/2) of the tile
 //           (B = TC_BV columns);
 //   state:  warp w holds keys [16 (w % (K / 16)), +16), columns [B/S (w / (K / 16)), +B/S)
@@ -172,8 +173,8 @@ template <class T, int K, int G> struct alignas(16) ChunkTiles {
   T left[C][LK];  // kd = k e^{gl - g_cum} or qd = q~ e^{g_cum}: the update's left factor
   T right[C][LV]; // v or dO
   T qd[C][LK];    // q~ e^{g_cum}: the left factor of the output's state term (the delta rules'
-                  // backward: kd, dv2's)
-  T a[C][LC];     // the scores
+                  // backward: kd, dv2's; dplr's states: left2)
+  T a[C][LC];     // the scores (dplr's states: right2, TC_BV columns)
   T w[C][LK];     // the delta rules' w (with TcStatePass::w)
   float decay[G]; // e^{gl}
 };
@@ -199,7 +200,13 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
     copy_rows_async(&x.w[0][0], X::LK, static_cast<const T *>(p.w) + row_at * K,
                     static_cast<long>(d.H) * K, C, rows.n, K);
   const bool delta_backward = p.w && p.reverse;
-  if (p.o || delta_backward) {
+  if (p.left2) { // the second update term, in the places of qd and A
+    static_assert(X::LC == X::LV, "right2 takes the scores' place");
+    copy_rows_async(&x.qd[0][0], X::LK, static_cast<const T *>(p.left2) + row_at * K,
+                    static_cast<long>(d.H) * K, C, rows.n, K);
+    copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.right2) + row_at * d.V + v0,
+                    static_cast<long>(d.H) * d.V, C, rows.n, TC_BV);
+  } else if (p.o || delta_backward) {
     copy_rows_async(&x.qd[0][0], X::LK,
                     static_cast<const T *>(delta_backward ? p.kd : p.qd) + row_at * K,
                     static_cast<long>(d.H) * K, C, rows.n, K);
@@ -338,6 +345,8 @@ __global__ void __launch_bounds__(STATE_THREADS)
       transposed_times_rows(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
     } else {
       transposed_times_rows(state, &x.left[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+      if (p.left2) // dplr: + kd^T v
+        transposed_times_rows(state, &x.qd[0][0], X::LK, key0, &x.a[0][0], X::LC, scol0, 0, C);
     }
   }
   if (p.s_end)

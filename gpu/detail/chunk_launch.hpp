@@ -51,8 +51,10 @@ void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTa
 /// update's right factor is v_new = right - w s instead (right = u), rounded to the input type,
 /// and the output o = qd h + A16 v_new. With w and reverse (the delta rules' backward: left qd,
 /// right dO, s0 = dht), each chunk's gradient of v_new is dv2 = A16^T dO + kd s, rounded to the
-/// input type, and the update s <- Diag(decay) s + qd^T dO - w^T dv2. Arrays in the input type
-/// unless said; the optional outputs null when not wanted.
+/// input type, and the update s <- Diag(decay) s + qd^T dO - w^T dv2. With w, forwards and
+/// without an output, a second term left2^T right2 may join the update (dplr: left ad, right c,
+/// left2 kd, right2 v, so that v_new is v2 = c - w s and s <- Diag(decay) s + ad^T v2 + kd^T v).
+/// Arrays in the input type unless said; the optional outputs null when not wanted.
 struct TcStatePass {
   const void *left = nullptr;   ///< [B*T, H, K]
   const void *right = nullptr;  ///< [B*T, H, V]
@@ -66,8 +68,10 @@ struct TcStatePass {
   void *s_chunks16 = nullptr;               ///< the same in the input type
   const void *w = nullptr;                  ///< [B*T, H, K]: the delta rules' w, with right = u
   const void *kd = nullptr;                 ///< [B*T, H, K]: with w and reverse, dv2's left factor
-  float *v_new = nullptr;  ///< [B*T, H, V] fp32, optional (with w): v_new as the update used it
-  void *v_new16 = nullptr; ///< the same (dv2 with reverse) in the input type, optional
+  float *v_new = nullptr;      ///< [B*T, H, V] fp32, optional (with w): v_new as the update used it
+  void *v_new16 = nullptr;     ///< the same (dv2 with reverse) in the input type, optional
+  const void *left2 = nullptr; ///< [B*T, H, K]: a second update term's left factor, optional
+  const void *right2 = nullptr; ///< [B*T, H, V]: its right factor (with left2)
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 

@@ -47,4 +47,33 @@ void launch_chunk_dplr_bwd_dqk(const void *q, const void *k, const void *v, cons
                                void *dv, void *da, void *db, float *dG, float *d_dd,
                                const DeviceChunkTable &t, const ChunkDims &d);
 
+/// What dplr's tensor-core WY kernel stores for the kernels after it, in the input type but for
+/// the decays: the scores A_qk, A_qa [B*T, H, C]; qd = q~ . e^g_cum, kd = k . e^{gl - g_cum}, ad
+/// = a . e^{gl - g_cum} (the engine's a, flash-linear-attention's b) and w [B*T, H, K]; c
+/// [B*T, H, V]; decay = e^{gl} [NC, H, K] fp32.
+struct DplrTcScratch {
+  void *A_qk = nullptr, *A_qa = nullptr, *qd = nullptr, *kd = nullptr, *ad = nullptr;
+  void *w = nullptr, *c = nullptr;
+  float *decay = nullptr;
+};
+/// The stages dplr's tensor-core WY kernel writes when asked (each optional, fp32, the layouts of
+/// launch_chunk_dplr_fwd_wy's): g_cum, the four scores, E, w and c (E, w, c as the input type
+/// holds them).
+struct DplrTcStages {
+  float *g_cum = nullptr, *A_qk = nullptr, *A_qa = nullptr, *A_ba = nullptr, *A_bk = nullptr;
+  float *E = nullptr, *w = nullptr, *c = nullptr;
+};
+/// dplr's tensor-core WY kernel (gpu/chunk_dplr_tc.cu), every chunk at once, on the raw gate gk:
+/// g_cum, the four scores, E = (I + A_ba)^-1, w, c and the decayed factors; the sequential kernel
+/// (launch_chunk_gla_state_tc with w and the second term kd^T v) follows it.
+void launch_chunk_dplr_wy_tc(const void *q, const void *k, const void *v, const void *a,
+                             const void *b, const float *gk, const DplrTcScratch &x,
+                             const DplrTcStages &st, const DeviceChunkTable &t, const ChunkDims &d);
+/// dplr's tensor-core output (gpu/chunk_dplr_tc.cu): o = qd h + A_qk v + A_qa v2, from x's qd,
+/// A_qk and A_qa, the state h at each chunk's start [NC, H, K, V] and v2 [B*T, H, V], all in the
+/// input type.
+void launch_chunk_dplr_fwd_o_tc(const void *v, const DplrTcScratch &x, const void *h,
+                                const void *v2, void *o, const DeviceChunkTable &t,
+                                const ChunkDims &d);
+
 } // namespace ruleproof::gpu::detail

@@ -2,7 +2,9 @@
 // the forward and the sequential state kernel; gpu/chunk_gla_bwd_tc.cu, the backward): conversions
 // to and from the 16-bit input type, tiles copied into shared memory, a chunk's gates
 // (chunk_local_cumsum of reference/shared/chunk.hpp, in shared memory), the spread limit of a
-// factored decay, and the warp's product of a row block by a matrix stored by rows. CUDA only.
+// factored decay, the warp's product of a row block by a matrix stored by rows; and the WY
+// kernels' steps (gpu/chunk_delta_tc.cu, gpu/chunk_dplr_tc.cu): the unit lower triangle's inverse,
+// its product by a matrix, a chunk's scores stored. CUDA only.
 #pragma once
 
 #include "chunk_device.cuh" // C, ChunkRows, ChunkDims
@@ -100,7 +102,7 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
 /// The decayed factors the sequential kernel takes (gpu/chunk_gla_tc.cu, chunk_gla_state_tc) of a
 /// chunk's rows, from q and k in shared memory (ld values a row) and the chunk's gates: qd = q~ .
 /// e^{g_cum} and kd = k . e^{gl - g_cum} in the input type, 8 values a store, and decay = e^{gl}
-/// [NC, H, G] in fp32 (qd only when given). Called by the whole block.
+/// [NC, H, G] in fp32 (qd and decay only when given). Called by the whole block.
 template <class In, int K, bool SCALAR, bool COMPACT>
 __device__ void store_decayed_factors(const In *q, const In *k, int ld,
                                       const ChunkGates<K, COMPACT> &s, ChunkRows rows, int c,
@@ -128,7 +130,7 @@ __device__ void store_decayed_factors(const In *q, const In *k, int ld,
       *reinterpret_cast<uint4 *>(qd + at) = *reinterpret_cast<const uint4 *>(xq);
     *reinterpret_cast<uint4 *>(kd + at) = *reinterpret_cast<const uint4 *>(xk);
   }
-  if (threadIdx.x < G)
+  if (decay && threadIdx.x < G)
     decay[(static_cast<long>(c) * d.H + hd) * G + threadIdx.x] =
         expf(s.g[last][SCALAR ? 0 : threadIdx.x]);
 }
@@ -476,6 +478,85 @@ __device__ inline void store_rows(T *dst, const mma::Acc (&acc)[TILES], int row0
         *reinterpret_cast<std::uint32_t *>(dst + (row_at + static_cast<long>(i) * stride) + col) =
             mma::pack(to<T>(f(i, col, acc[nt].x[e])), to<T>(f(i, col + 1, acc[nt].x[e + 1])));
     }
+}
+
+/// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
+/// fp32: the four 16-row diagonal blocks by forward substitution, then the blocks below them one
+/// block diagonal at a time, A_IJ = -A_II (sum_{J <= M < I} A0_IM A_MJ). Called by the whole
+/// block; ends synchronised.
+template <int LF>
+__device__ void unit_lower_inverse(const float (*a0)[LF], float (*a)[LF],
+                                   float (*part)[SUB][SUB + 1]) {
+  const int tid = threadIdx.x;
+  for (int e = tid; e < C * C; e += blockDim.x)
+    a[e / C][e % C] = 0.0f;
+  __syncthreads();
+  if (tid < C) { // block b's column jj: its rows in order
+    const int r0 = SUB * (tid / SUB), jj = tid % SUB;
+    a[r0 + jj][r0 + jj] = 1.0f;
+    for (int i = jj + 1; i < SUB; ++i) {
+      float x = 0;
+      for (int m = jj; m < i; ++m)
+        x += a0[r0 + i][r0 + m] * a[r0 + m][r0 + jj];
+      a[r0 + i][r0 + jj] = -x;
+    }
+  }
+  __syncthreads();
+  for (int dist = 1; dist < C / SUB; ++dist) {
+    const int entries = (C / SUB - dist) * SUB * SUB;
+    for (int e = tid; e < entries; e += blockDim.x) { // part_IJ = sum_M A0_IM A_MJ
+      const int b = e / (SUB * SUB), I = dist + b, J = b;
+      const int r = (e / SUB) % SUB, cc = e % SUB;
+      float x = 0;
+      for (int m = SUB * J; m < SUB * I; ++m)
+        x += a0[SUB * I + r][m] * a[m][SUB * J + cc];
+      part[b][r][cc] = x;
+    }
+    __syncthreads();
+    for (int e = tid; e < entries; e += blockDim.x) { // A_IJ = -A_II part_IJ
+      const int b = e / (SUB * SUB), I = dist + b, J = b;
+      const int r = (e / SUB) % SUB, cc = e % SUB;
+      float x = 0;
+      for (int m = 0; m <= r; ++m)
+        x += a[SUB * I + r][SUB * I + m] * part[b][m][cc];
+      a[SUB * I + r][SUB * J + cc] = -x;
+    }
+    __syncthreads();
+  }
+}
+
+/// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by
+/// rows), the warp's half `side` of the W columns, in the input type; and, when `stage` is given,
+/// the same values as the input type holds them, in fp32. out and stage [B*T, H, W], row_at the
+/// offset of the chunk's first row.
+template <class In, int W>
+__device__ void a_times(const In *a16, int ld_a, const In *right, int ld_right, int row0, int side,
+                        ChunkRows rows, long row_at, int H, In *out, float *stage) {
+  mma::Acc acc[W / 16];
+  rows_times(acc, a16, ld_a, row0, right, ld_right, W / 2 * side, row0 + SUB);
+  store_rows(out, acc, row0, W / 2 * side, rows.n, row_at * W, static_cast<long>(H) * W,
+             [](int, int, float y) { return y; });
+  if (stage)
+#pragma unroll
+    for (int nt = 0; nt < W / 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + mma::acc_row(e), col = W / 2 * side + nt * 8 + mma::acc_col(e);
+        if (i < rows.n)
+          stage[(row_at + static_cast<long>(i) * H) * W + col] = val(to<In>(acc[nt].x[e]));
+      }
+}
+
+/// A chunk's C x C matrix in shared memory (ld LC) out to dst [B*T, H, C], rows < n, 8 values
+/// a store. Called by the whole block.
+template <class In, int LC>
+__device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
+                             const ChunkDims &d) {
+  for (int e = threadIdx.x; e < rows.n * (C / 8); e += blockDim.x) {
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    *reinterpret_cast<uint4 *>(dst + at_score(rows.bos + i, hd, j0, d)) =
+        *reinterpret_cast<const uint4 *>(&a[i][j0]);
+  }
 }
 
 } // namespace ruleproof::gpu::detail::tc

@@ -12,7 +12,7 @@
 # (gpu_bench), ncu, sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
-# RULES (default "gla simple_gla gated_delta_rule kda gated_oja"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
+# RULES (default every rule: "gla simple_gla gated_delta_rule kda dplr_fla gated_oja"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
 # the rule's, e.g. "-c bf16 -c K64_V64"), NCU_LAUNCHES (default 13: the forward twice, then the
 # forward and the backward). After every step everything so far is
 # packed into $OUT/tensor_core.tar.gz, so a call cut short still brings back what it did.
@@ -20,7 +20,7 @@ set -u -o pipefail
 CARRY=${1:?usage: tensor_core_on_device.sh CARRY [FLA]}
 FLA=${2:-}
 OUT=${OUT:-reports/out}
-rules=${RULES:-gla simple_gla gated_delta_rule kda gated_oja}
+rules=${RULES:-gla simple_gla gated_delta_rule kda dplr_fla gated_oja}
 work=$(mktemp -d)
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
