@@ -53,9 +53,7 @@ struct GpuCheckOptions {
     if (path() == gpu::KernelPath::cuda_cores)
       return policy_name(kernels_policy);
     return policy_name(gpu::Policy::tensor_core) +
-           " (the kernels that run on tensor cores: the forward and backward of gla, "
-           "simple_gla, gated_delta_rule, kda and gated_oja, and dplr_fla's forward), " +
-           policy_name(kernels_policy) + " (dplr_fla's backward)";
+           " (the tensor-core forward and backward of every rule)";
   }
 };
 
@@ -433,8 +431,8 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--kernels", opt->kernels,
                   "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
                   "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
-                  "simple_gla, gated_delta_rule, kda and gated_oja, and dplr_fla's forward, "
-                  "judged under the tensor-core policy; dplr_fla's backward stays on CUDA cores)")
+                  "simple_gla, gated_delta_rule, kda, dplr_fla and gated_oja, judged under the "
+                  "tensor-core policy)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();

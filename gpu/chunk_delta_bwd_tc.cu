@@ -52,7 +52,8 @@
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
                              // rows_times, rows_times_transposed, transposed_times_rows,
-                             // lower_rows_times_transposed, each_entry_of_side, store_rows
+                             // lower_rows_times_transposed, each_entry_of_side, store_rows,
+                             // quad_sum, column_sum, warp_sum
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -84,24 +85,6 @@ template <class T, int K, int V, bool SCALAR> struct DeltaBwdShared {
   ChunkGates<K, SCALAR> gates;
   static_assert(sizeof(float) * LG <= 2 * sizeof(T) * LK, "kda's dG fits in the place of q and k");
 };
-
-/// Sums over the lanes of a quad: a row's part of a warp's accumulators is spread over 4 lanes.
-__device__ inline float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-/// Sums over the lanes of a column: the 8 lanes of the same lane % 4 hold a column's rows.
-__device__ inline float column_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 4);
-  x += __shfl_xor_sync(0xffffffffu, x, 8);
-  return x + __shfl_xor_sync(0xffffffffu, x, 16);
-}
-__device__ inline float warp_sum(float x) {
-#pragma unroll
-  for (int lanes = 16; lanes > 0; lanes /= 2)
-    x += __shfl_xor_sync(0xffffffffu, x, lanes);
-  return x;
-}
 
 template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(BWD_THREADS)

@@ -53,4 +53,14 @@ void launch_chunk_dplr_fwd_o_tc(const void *, const DplrTcScratch &, const void 
   no_cuda("chunk_dplr_fwd_o_tc_kernel");
 }
 
+void launch_chunk_dplr_bwd_wy_tc(const void *, const void *, const DplrTcBackward &, void *,
+                                 const DplrTcTerms &, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_bwd_wy_tc_kernel");
+}
+void launch_chunk_dplr_bwd_dqk_tc(const void *, const void *, const void *, const void *,
+                                  const float *, const DplrTcTerms &, void *, void *, void *,
+                                  void *, float *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_dplr_bwd_dqk_tc_kernel");
+}
+
 } // namespace ruleproof::gpu::detail

@@ -1,17 +1,19 @@
-// ruleproof: dplr's forward on tensor cores (flash-linear-attention's parameterisation, per-key
-// gate gk), Hopper (sm_90). The path KernelPath::tensor_cores of chunk_dplr_fwd
-// (gpu/chunk_dplr.hpp); the CUDA-core path is gpu/chunk_dplr.cu. Every matrix product runs as
-// mma.sync m16n8k16 with operands in the input type (bf16 or fp16) and fp32 sums
-// (gpu/detail/mma.cuh); gates, the triangular solve and the running state stay fp32. Judged under
-// the tensor-core policy (gpu/twin.hpp).
+// ruleproof: dplr's forward and backward on tensor cores (flash-linear-attention's
+// parameterisation, per-key gate gk), Hopper (sm_90). The path KernelPath::tensor_cores of
+// chunk_dplr_fwd and chunk_dplr_bwd (gpu/chunk_dplr.hpp); the CUDA-core path is gpu/chunk_dplr.cu.
+// Every matrix product runs as mma.sync m16n8k16 with operands in the input type (bf16 or fp16) and
+// fp32 sums (gpu/detail/mma.cuh); gates, the triangular solve and the running state stay fp32.
+// Judged under the tensor-core policy (gpu/twin.hpp).
 //
 // CPU reference, one grep away: reference/dplr/chunk.hpp (chunk_dplr_fwd_wy:
-// chunk_dplr_fwd_intra, solve_tril, recompute_w_c; chunk_dplr_fwd_h; chunk_dplr_fwd_o), seed 001's
-// WY form; gpu/chunk_dplr.cu's header gives the formulas in the engine's form S_t = (A_t - a_t
-// d_t^T) S_{t-1} + k_t v_t^T with a = flash-linear-attention's b and d = -(its a).
+// chunk_dplr_fwd_intra, solve_tril, recompute_w_c; chunk_dplr_fwd_h; chunk_dplr_fwd_o;
+// chunk_dplr_bwd_dhu, chunk_dplr_bwd_wy, chunk_dplr_bwd_dqk), seed 001's WY form and its "Gated
+// DPLR Backward"; gpu/chunk_dplr.cu's header gives the formulas, forward and backward, in the
+// engine's form S_t = (A_t - a_t d_t^T) S_{t-1} + k_t v_t^T with a = flash-linear-attention's b
+// and d = -(its a).
 //
-// Three kernels. Per chunk of n <= 64 rows, g = g_cum its local cumulative gate, gx its row above
-// (0 on the chunk's first row), q~ = scale q, gl = g of row n - 1:
+// The forward, three kernels. Per chunk of n <= 64 rows, g = g_cum its local cumulative gate, gx
+// its row above (0 on the chunk's first row), q~ = scale q, gl = g of row n - 1:
 //   A_qk = (q~ k^T) . D,  A_qa = (q~ a^T) . D  (j <= i),  D_ijc = e^{g_ic - g_jc}
 //   A_ba = (d a^T) . Dx,  A_bk = (d k^T) . Dx  (j < i),   Dx_ijc = e^{gx_ic - g_jc}
 //   E = (I + A_ba)^-1,  w = E (d . e^gx),  c = -E (A_bk v)
@@ -34,6 +36,11 @@
 // v: the state in mma accumulators, v2 and h at each chunk's start stored in the input type.
 // chunk_dplr_fwd_o_tc_kernel: grid (NC, H), 8 warps, every chunk at once: the output from qd, h,
 // A_qk, v, A_qa and v2, three plain products.
+// The backward (gpu/chunk_dplr.cpp): the WY kernel again (also storing -E, A_bk, bl = -d . e^gx
+// and bv = A_bk v), the sequential kernel forwards (h, v2) and backwards (left qd, right dO, w,
+// dv2 = A_qa^T dO + ad dh: dh after each chunk, dv2), then chunk_dplr_bwd_wy_tc (what sums over
+// the values or goes through E: dv, the four score gradients) and chunk_dplr_bwd_dqk_tc (the
+// per-key products: dq, dk, da, db, dgk); their formulas are above each kernel.
 // No launcher waits for its kernels (check, not check_sync).
 #include "detail/chunk_device.cuh" // at_state, at_score, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
@@ -173,6 +180,8 @@ __global__ void __launch_bounds__(WY_THREADS)
   __syncthreads();
   store_scores(static_cast<In *>(x.A_qk), s.qk, rows, hd, d);
   store_scores(static_cast<In *>(x.A_qa), s.qa, rows, hd, d);
+  if (x.A_bk)
+    store_scores(static_cast<In *>(x.A_bk), s.bk, rows, hd, d);
   // w's right factor with -E, -d . e^gx, in the place of q (read by now)
   for (int e = tid; e < C * K; e += WY_THREADS) {
     const int i = e / K, col = e % K;
@@ -183,6 +192,8 @@ __global__ void __launch_bounds__(WY_THREADS)
   // -- E = (I + A_ba)^-1 in fp32, then -E in the input type in the place of A_qk (stored by now)
   __syncthreads(); // the gates' place is free for the solve
   unit_lower_inverse(s.ba, s.solve.a, s.solve.part);
+  if (x.bl)
+    store_tile<In, K>(static_cast<In *>(x.bl), &s.q[0][0], S::LK, n, row_at * K, key_stride);
   for (int e = tid; e < C * C; e += WY_THREADS) {
     const int i = e / C, j = e % C;
     const In e16 = to<In>(s.solve.a[i][j]);
@@ -200,6 +211,11 @@ __global__ void __launch_bounds__(WY_THREADS)
     for (int e = 0; e < 4; ++e)
       s.v[row0 + mma::acc_row(e)][V / 2 * side + nt * 8 + mma::acc_col(e)] = to<In>(bv[nt].x[e]);
   __syncthreads();
+  if (x.mE)
+    store_scores(static_cast<In *>(x.mE), s.qk, rows, hd, d);
+  if (x.bv)
+    store_tile<In, V>(static_cast<In *>(x.bv), &s.v[0][0], S::LV, n, row_at * V,
+                      static_cast<long>(d.H) * V);
 
   // -- w = (-E) (-d . e^gx), c = (-E) (A_bk v) on the warp's rows and half the columns
   a_times<In, K>(&s.qk[0][0], S::LC, &s.q[0][0], S::LK, row0, side, rows, row_at, d.H,
@@ -256,6 +272,435 @@ __global__ void __launch_bounds__(O_THREADS, 2)
   store_rows(o, acc, row0, col0, n, row_at * V, value_stride, [](int, int, float y) { return y; });
 }
 
+// ---------------------------------------------------------------------------------------
+// The backward: chunk_dplr_bwd_wy_tc, then chunk_dplr_bwd_dqk_tc, grid (NC, H), BWD_THREADS
+// threads each; warp w owns rows [16 (w % 4), +16) and half the columns (w / 4) of every C x K and
+// C x V result, and the column tiles of parity w / 4 of the C x C ones.
+constexpr int BWD_THREADS = 256;
+
+// chunk_dplr_bwd_wy_tc: everything that sums over the values or inverts through E:
+//   Y = -E^T dv2 = (-E)^T dv2 (the input type),  dv = kd dh + A_qk^T dO + A_bk^T Y
+//   dO h^T, v dh^T, v2 dh^T, rowsum(h . dh) (fp32 out),  dw = -dv2 h^T (the input type)
+//   dA_qk = dO v^T, dA_qa = dO v2^T (j <= i),  dA_bk = Y v^T (j < i)
+//   dE = -(dv2 bv^T) - (dw bl^T) (j < i),  E^T dw = -((-E)^T dw) (fp32 out)
+//   Te = E^T dE = -((-E)^T dE),  dA_ba = -(Te E^T) = Te (-E)^T (j < i)
+// Every operand of the chunk is copied into shared memory at once (cp.async); once h and dh are
+// read, their place holds bv, bl, the staged dA_qk, dA_qa, dE and Te.
+template <class T, int K, int V> struct DplrBwdWyShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
+  T v[C][LV], v2[C][LV], d_o[C][LV], dv2[C][LV];
+  T y[C][LV]; // -E^T dv2
+  union {
+    struct {
+      T h[K][LV], dh[K][LV];
+    } states;
+    struct {
+      T bv[C][LV];
+      T bl[C][LK];
+      T dqk[C][LC], dqa[C][LC], de[C][LC], te[C][LC];
+    } wy;
+  };
+  T me[C][LC]; // -E
+  T bk[C][LC]; // A_bk, then dA_ba with its rows moved up
+  T qk[C][LC]; // A_qk, then dA_bk with its rows moved up
+  T kd[C][LK], dw[C][LK];
+};
+
+/// Stores the fp32 accumulators of rows [row0, row0 + 16), columns [col0, col0 + 8 TILES) of a
+/// [B*T, H, W] tensor at dst (rows < n), each value mapped by f, two values a store.
+template <int W, int TILES, class F>
+__device__ inline void store_rows_f32(float *dst, const mma::Acc (&acc)[TILES], int row0, int col0,
+                                      int n, long row_at, long stride, F f) {
+#pragma unroll
+  for (int nt = 0; nt < TILES; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = row0 + mma::acc_row(e), col = col0 + nt * 8 + mma::acc_col(e);
+      if (i < n)
+        *reinterpret_cast<float2 *>(dst + row_at * W + i * stride + col) =
+            make_float2(f(acc[nt].x[e]), f(acc[nt].x[e + 1]));
+    }
+}
+
+/// The entries (i, j) of a C x C product's lower triangle on this warp's tiles (each_entry_of_side)
+/// into a score gradient for chunkwise use: with `up`, row i goes to row i - 1 (the exclusive
+/// scores, inclusive so); the diagonal (j == i, or j == i - 1 with up) to diag[row] in fp32 (rows
+/// < n), the entries below it to dst in the input type, zeros elsewhere.
+template <class In, int LC>
+__device__ inline void stage_score_gradient(const mma::Acc (&acc)[C / 8], int row0, int side,
+                                            bool up, In (*dst)[LC], float *diag, ChunkRows rows,
+                                            long row_at, int H, float sign) {
+  each_entry_of_side(acc, row0, side, [&](int i, int j, float x) {
+    const int r = up ? i - 1 : i;
+    if (r < 0)
+      return;
+    if (j == r && r < rows.n)
+      diag[row_at + static_cast<long>(r) * H] = sign * x;
+    dst[r][j] = to<In>(j < r ? sign * x : 0.0f);
+  });
+}
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(BWD_THREADS)
+    chunk_dplr_bwd_wy_tc_kernel(const In *v, const In *d_o, DplrTcBackward x, In *dv, DplrTcTerms y,
+                                DeviceChunkTable t, ChunkDims d) {
+  using S = DplrBwdWyShared<In, K, V>;
+  constexpr int NK = K / 16, NV = V / 16; // n tiles of a warp's half of a C x K, C x V result
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  const long key_stride = static_cast<long>(d.H) * K, value_stride = static_cast<long>(d.H) * V;
+  const long score_stride = static_cast<long>(d.H) * C;
+  const long state_at = (static_cast<long>(c) * d.H + hd) * K * V;
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, value_stride, C, n, V);
+  copy_rows_async(&s.v2[0][0], S::LV, static_cast<const In *>(x.v2) + row_at * V, value_stride, C,
+                  n, V);
+  copy_rows_async(&s.d_o[0][0], S::LV, d_o + row_at * V, value_stride, C, n, V);
+  copy_rows_async(&s.dv2[0][0], S::LV, static_cast<const In *>(x.dv2) + row_at * V, value_stride, C,
+                  n, V);
+  copy_rows_async(&s.states.h[0][0], S::LV, static_cast<const In *>(x.h) + state_at, V, K, K, V);
+  copy_rows_async(&s.states.dh[0][0], S::LV, static_cast<const In *>(x.dh) + state_at, V, K, K, V);
+  copy_rows_async(&s.me[0][0], S::LC, static_cast<const In *>(x.mE) + row_at * C, score_stride, C,
+                  n, C);
+  copy_rows_async(&s.bk[0][0], S::LC, static_cast<const In *>(x.A_bk) + row_at * C, score_stride, C,
+                  n, C);
+  copy_rows_async(&s.qk[0][0], S::LC, static_cast<const In *>(x.A_qk) + row_at * C, score_stride, C,
+                  n, C);
+  copy_rows_async(&s.kd[0][0], S::LK, static_cast<const In *>(x.kd) + row_at * K, key_stride, C, n,
+                  K);
+  mma::commit_copies();
+  mma::wait_copies();
+  __syncthreads();
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  const int kcol0 = K / 2 * side, vcol0 = V / 2 * side;
+  const auto same = [](float z) { return z; };
+
+  // -- Y = (-E)^T dv2; rowsum(h . dh) per key
+  {
+    mma::Acc acc[NV];
+    transposed_times_rows(acc, &s.me[0][0], S::LC, row0, &s.dv2[0][0], S::LV, vcol0, row0, C);
+#pragma unroll
+    for (int nt = 0; nt < NV; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s.y[row0 + mma::acc_row(e)][vcol0 + nt * 8 + mma::acc_col(e)] = to<In>(acc[nt].x[e]);
+    if (tid < K) {
+      float sum = 0;
+      for (int j = 0; j < V; ++j)
+        sum += val(s.states.h[tid][j]) * val(s.states.dh[tid][j]);
+      y.h_dh[(static_cast<long>(c) * d.H + hd) * K + tid] = sum;
+    }
+  }
+  __syncthreads();
+
+  // -- dv = kd dh + A_qk^T dO + A_bk^T Y
+  {
+    mma::Acc acc[NV];
+    rows_times(acc, &s.kd[0][0], S::LK, row0, &s.states.dh[0][0], S::LV, vcol0, K);
+    transposed_times_rows(acc, &s.qk[0][0], S::LC, row0, &s.d_o[0][0], S::LV, vcol0, row0, C);
+    transposed_times_rows(acc, &s.bk[0][0], S::LC, row0, &s.y[0][0], S::LV, vcol0, row0, C);
+    store_rows(dv, acc, row0, vcol0, n, row_at * V, value_stride,
+               [](int, int, float z) { return z; });
+  }
+  // -- dO h^T, v dh^T, v2 dh^T out in fp32; dw = -dv2 h^T
+  {
+    mma::Acc acc[NK];
+    rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.states.h[0][0], S::LV, kcol0, V);
+    store_rows_f32<K>(y.dO_h, acc, row0, kcol0, n, row_at, key_stride, same);
+  }
+  {
+    mma::Acc acc[NK];
+    rows_times_transposed(acc, &s.v[0][0], S::LV, row0, &s.states.dh[0][0], S::LV, kcol0, V);
+    store_rows_f32<K>(y.v_dh, acc, row0, kcol0, n, row_at, key_stride, same);
+  }
+  {
+    mma::Acc acc[NK];
+    rows_times_transposed(acc, &s.v2[0][0], S::LV, row0, &s.states.dh[0][0], S::LV, kcol0, V);
+    store_rows_f32<K>(y.v2_dh, acc, row0, kcol0, n, row_at, key_stride, same);
+  }
+  {
+    mma::Acc acc[NK];
+    rows_times_transposed(acc, &s.dv2[0][0], S::LV, row0, &s.states.h[0][0], S::LV, kcol0, V);
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s.dw[row0 + mma::acc_row(e)][kcol0 + nt * 8 + mma::acc_col(e)] = to<In>(-acc[nt].x[e]);
+  }
+  __syncthreads(); // h, dh, A_qk and A_bk are read: their places are free
+
+  // -- bv and bl in; dA_qk, dA_qa, dA_bk (rows moved up) staged and stored
+  copy_rows_async(&s.wy.bv[0][0], S::LV, static_cast<const In *>(x.bv) + row_at * V, value_stride,
+                  C, n, V);
+  copy_rows_async(&s.wy.bl[0][0], S::LK, static_cast<const In *>(x.bl) + row_at * K, key_stride, C,
+                  n, K);
+  mma::commit_copies();
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v[0][0], S::LV, side, V);
+    stage_score_gradient(acc, row0, side, false, s.wy.dqk, y.diag_qk, rows, row_at, d.H, 1.0f);
+  }
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v2[0][0], S::LV, side, V);
+    stage_score_gradient(acc, row0, side, false, s.wy.dqa, y.diag_qa, rows, row_at, d.H, 1.0f);
+  }
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.y[0][0], S::LV, row0, &s.v[0][0], S::LV, side, V);
+    stage_score_gradient(acc, row0, side, true, s.qk, y.diag_bk_up, rows, row_at, d.H, 1.0f);
+  }
+  if (tid < C) { // the last row moved up: zero (its diagonal too, where the chunk is full)
+    s.qk[C - 1][tid] = to<In>(0.0f);
+    s.bk[C - 1][tid] = to<In>(0.0f);
+    if (tid == 0 && n == C) {
+      y.diag_bk_up[row_at + static_cast<long>(C - 1) * d.H] = 0.0f;
+      y.diag_ba_up[row_at + static_cast<long>(C - 1) * d.H] = 0.0f;
+    }
+  }
+  mma::wait_copies();
+  __syncthreads();
+  store_scores(static_cast<In *>(y.dA_qk), s.wy.dqk, rows, hd, d);
+  store_scores(static_cast<In *>(y.dA_qa), s.wy.dqa, rows, hd, d);
+  store_scores(static_cast<In *>(y.dA_bk_up), s.qk, rows, hd, d);
+
+  // -- dE (j < i), in the input type; E^T dw out in fp32
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.dv2[0][0], S::LV, row0, &s.wy.bv[0][0], S::LV, side, V);
+    lower_rows_times_transposed(acc, &s.dw[0][0], S::LK, row0, &s.wy.bl[0][0], S::LK, side, K);
+    each_entry_of_side(acc, row0, side,
+                       [&](int i, int j, float z) { s.wy.de[i][j] = to<In>(j < i ? -z : 0.0f); });
+  }
+  {
+    mma::Acc acc[NK];
+    transposed_times_rows(acc, &s.me[0][0], S::LC, row0, &s.dw[0][0], S::LK, kcol0, row0, C);
+    store_rows_f32<K>(y.Et_dw, acc, row0, kcol0, n, row_at, key_stride, [](float z) { return -z; });
+  }
+  __syncthreads();
+  // -- Te = E^T dE = -((-E)^T dE) on the warp's rows and half the columns
+  {
+    mma::Acc acc[C / 16];
+    transposed_times_rows(acc, &s.me[0][0], S::LC, row0, &s.wy.de[0][0], S::LC, C / 2 * side, row0,
+                          C);
+#pragma unroll
+    for (int nt = 0; nt < C / 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s.wy.te[row0 + mma::acc_row(e)][C / 2 * side + nt * 8 + mma::acc_col(e)] =
+            to<In>(-acc[nt].x[e]);
+  }
+  __syncthreads();
+  // -- dA_ba = Te (-E)^T (j < i), rows moved up
+  {
+    mma::Acc acc[C / 8];
+    lower_rows_times_transposed(acc, &s.wy.te[0][0], S::LC, row0, &s.me[0][0], S::LC, side, C);
+    stage_score_gradient(acc, row0, side, true, s.bk, y.diag_ba_up, rows, row_at, d.H, 1.0f);
+  }
+  __syncthreads();
+  store_scores(static_cast<In *>(y.dA_ba_up), s.bk, rows, hd, d);
+}
+
+// chunk_dplr_bwd_dqk_tc: the per-key products, from the four score gradients of
+// chunk_dplr_bwd_wy_tc (their diagonals apart, in fp32; U_bk, U_ba are dA_bk, dA_ba with their
+// rows moved up, row i of d_up is d_{i+1}):
+//   dq~ = e^g . (dO h^T) + (dA_qk . D) k + (dA_qa . D) a
+//   dk  = e^{gl - g} . (v dh^T) + (dA_qk . D)^T q~ + (U_bk . D)^T d_up
+//   da  = e^{gl - g} . (v2 dh^T) + (dA_qa . D)^T q~ + (U_ba . D)^T d_up
+//   dd_{i+1} = e^{g_i} . (E^T dw)_{i+1} + ((U_bk . D) k + (U_ba . D) a)_i,  dd_0 = (E^T dw)_0
+//   dG = q~ . dq~ - k . dk - a . da + (d . dd of the row below); on the last row also e^{gl} .
+//        rowsum(h . dh) + sum_j (k_j . e^{gl - g_j} . (v_j dh^T) + a_j . e^{gl - g_j} . (v2_j
+//        dh^T)), which is rowsum(h' . dh) for h' the state after the chunk
+//   dgk = dG's suffix sum inside the chunk (chunk_local_cumsum_reverse: g_cum is local)
+// The products with D are split at 16-row sub-chunks as gla's backward splits its own
+// (lower_decayed_product against the sub-chunk's first row, upper_decayed_product against its
+// last; gpu/chunk_gla_bwd_tc.cu's header argues the bounds), the diagonal block's wide rows summed
+// term by term in fp32. Each warp keeps its entries of dG in accumulators; they go to the place of
+// q and k at the end for the suffix sums.
+template <class T, int K> struct DplrBwdDqkShared {
+  static constexpr int LK = K + PAD, LC = C + PAD, LG = K + 4;
+  T q[C][LK], k[C][LK]; // then dG [C][LG] in fp32
+  T a[C][LK];
+  T af[C + 1][LK]; // -d (flash-linear-attention's a) of the chunk's rows, zeros below: from row
+                   // 1 on, -d_up
+  T dqk[C][LC], dqa[C][LC], ubk[C][LC], uba[C][LC];
+  float diag[4][C];       // the diagonals of dA_qk, dA_qa, U_bk, U_ba
+  float last[C / SUB][K]; // each row block's part of the last row's sum over j, per key
+  ChunkGates<K> gates;
+  static_assert(sizeof(float) * LG <= 2 * sizeof(T) * LK, "dG fits in the place of q and k");
+};
+
+template <class In, int K>
+__global__ void __launch_bounds__(BWD_THREADS)
+    chunk_dplr_bwd_dqk_tc_kernel(const In *q, const In *k, const In *a_fla, const In *b_fla,
+                                 const float *g, DplrTcTerms y, In *dq, In *dk, In *da_fla,
+                                 In *db_fla, float *dgk, DeviceChunkTable t, ChunkDims d) {
+  using S = DplrBwdDqkShared<In, K>;
+  constexpr int NK = K / 16, LG = ChunkGates<K>::LG;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  const long key_stride = static_cast<long>(d.H) * K, score_stride = static_cast<long>(d.H) * C;
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, key_stride, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, key_stride, C, n, K);
+  copy_rows_async(&s.a[0][0], S::LK, b_fla + row_at * K, key_stride, C, n, K);
+  copy_rows_async(&s.af[0][0], S::LK, a_fla + row_at * K, key_stride, C + 1, n, K);
+  copy_rows_async(&s.dqk[0][0], S::LC, static_cast<const In *>(y.dA_qk) + row_at * C, score_stride,
+                  C, n, C);
+  copy_rows_async(&s.dqa[0][0], S::LC, static_cast<const In *>(y.dA_qa) + row_at * C, score_stride,
+                  C, n, C);
+  copy_rows_async(&s.ubk[0][0], S::LC, static_cast<const In *>(y.dA_bk_up) + row_at * C,
+                  score_stride, C, n, C);
+  copy_rows_async(&s.uba[0][0], S::LC, static_cast<const In *>(y.dA_ba_up) + row_at * C,
+                  score_stride, C, n, C);
+  mma::commit_copies();
+  if (tid < C) { // the moved-up rows past n - 2 are zero
+    const long at = row_at + static_cast<long>(tid) * d.H;
+    s.diag[0][tid] = tid < n ? y.diag_qk[at] : 0.0f;
+    s.diag[1][tid] = tid < n ? y.diag_qa[at] : 0.0f;
+    s.diag[2][tid] = tid < n - 1 ? y.diag_bk_up[at] : 0.0f;
+    s.diag[3][tid] = tid < n - 1 ? y.diag_ba_up[at] : 0.0f;
+  }
+  chunk_gates<K, false>(s.gates, g, rows, hd, d, nullptr);
+  mma::wait_copies();
+  __syncthreads();
+  const float(*g_cum)[LG] = s.gates.g;
+  const int row0 = SUB * (warp % 4), side = warp / 4, kcol0 = K / 2 * side;
+  const float scale = d.scale;
+  // a [B*T, H, K] fp32 term of row i (zero past n)
+  const auto term = [&](const float *x, int i, int col) {
+    return i < n ? x[(row_at + static_cast<long>(i) * d.H) * K + col] : 0.0f;
+  };
+  // f(i, col, m) for this lane's entries m = 4 nt + e of the warp's rows and key columns
+  const auto each = [&](auto f) {
+#pragma unroll
+    for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        f(row0 + mma::acc_row(e), kcol0 + nt * 8 + mma::acc_col(e), 4 * nt + e);
+  };
+  const unsigned suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+  const unsigned prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f);
+  float left_out[NK * 4];
+  // res += (L . D) y on the warp's rows (lower_decayed_product), y_scale times
+  const auto add_lower = [&](mma::Acc(&res)[NK], const In(*L)[S::LC], const In *y_rows,
+                             float y_scale) {
+    mma::Acc acc[NK];
+    lower_decayed_product(acc, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, suffix);
+    if (suffix)
+      lower_left_out(left_out, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, suffix);
+    each([&](int i, int col, int m) {
+      res[m / 4].x[m % 4] += y_scale * lower_decayed_entry(acc[m / 4].x[m % 4], g_cum, row0, i, col,
+                                                           suffix, left_out, m);
+    });
+  };
+  // res += (L . D)^T y on the warp's rows (upper_decayed_product), y_scale times
+  const auto add_upper = [&](mma::Acc(&res)[NK], const In(*L)[S::LC], const In *y_rows,
+                             float y_scale) {
+    mma::Acc acc[NK];
+    upper_decayed_product(acc, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, prefix,
+                          row0 + SUB - 1);
+    if (prefix)
+      upper_left_out(left_out, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, prefix);
+    each([&](int i, int col, int m) {
+      res[m / 4].x[m % 4] += y_scale * upper_decayed_entry(acc[m / 4].x[m % 4], g_cum, row0, i, col,
+                                                           prefix, left_out, m);
+    });
+  };
+  mma::Acc dG[NK];
+  const auto add_dG = [&](int m, float z) { dG[m / 4].x[m % 4] += z; };
+
+  // -- dq~, dq = scale dq~
+  {
+    mma::Acc res[NK];
+    each([&](int i, int col, int m) {
+      res[m / 4].x[m % 4] = fast_exp(g_cum[i][col]) * term(y.dO_h, i, col) +
+                            s.diag[0][i] * val(s.k[i][col]) + s.diag[1][i] * val(s.a[i][col]);
+    });
+    add_lower(res, s.dqk, &s.k[0][0], 1.0f);
+    add_lower(res, s.dqa, &s.a[0][0], 1.0f);
+    each([&](int i, int col, int m) {
+      float &x = res[m / 4].x[m % 4];
+      add_dG(m, val(s.q[i][col]) * scale * x);
+      x *= scale;
+    });
+    store_rows(dq, res, row0, kcol0, n, row_at * K, key_stride,
+               [](int, int, float z) { return z; });
+  }
+  // -- dk and da (flash-linear-attention's db), and the last row's sums over j
+  float column[NK][2] = {}; // this lane's part of the last row's sum over j, per column
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool is_k = pass == 0;
+    const In(*x_rows)[S::LK] = is_k ? s.k : s.a;
+    const float *from_state = is_k ? y.v_dh : y.v2_dh;
+    const float *diag_q = s.diag[is_k ? 0 : 1], *diag_d = s.diag[is_k ? 2 : 3];
+    mma::Acc res[NK];
+    each([&](int i, int col, int m) {
+      const float outside = fast_exp(g_cum[C - 1][col] - g_cum[i][col]) * term(from_state, i, col);
+      const float xi = val(x_rows[i][col]);
+      column[m / 4][m % 4 % 2] += xi * outside;
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dk without the diagonal
+                             // term of dA_bk
+      const float moved = is_k ? 0.0f : -diag_d[i] * val(s.af[i + 1][col]);
+#else
+      const float moved = -diag_d[i] * val(s.af[i + 1][col]);
+#endif
+      res[m / 4].x[m % 4] = outside + diag_q[i] * val(s.q[i][col]) * scale + moved;
+    });
+    add_upper(res, is_k ? s.dqk : s.dqa, &s.q[0][0], scale);
+    add_upper(res, is_k ? s.ubk : s.uba, &s.af[1][0], -1.0f);
+    each([&](int i, int col, int m) { add_dG(m, -val(x_rows[i][col]) * res[m / 4].x[m % 4]); });
+    store_rows(is_k ? dk : db_fla, res, row0, kcol0, n, row_at * K, key_stride,
+               [](int, int, float z) { return z; });
+  }
+#pragma unroll
+  for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const float sum = column_sum(column[nt][u]);
+      if (lane / 4 == 0)
+        s.last[row0 / SUB][kcol0 + nt * 8 + 2 * lane + u] = sum;
+    }
+  // -- dd (rows moved up: row i holds dd_{i+1}), flash-linear-attention's da = -dd
+  {
+    mma::Acc res[NK];
+    each([&](int i, int col, int m) {
+      res[m / 4].x[m % 4] = s.diag[2][i] * val(s.k[i][col]) + s.diag[3][i] * val(s.a[i][col]) +
+                            fast_exp(g_cum[i][col]) * term(y.Et_dw, i + 1, col);
+    });
+    add_lower(res, s.ubk, &s.k[0][0], 1.0f);
+    add_lower(res, s.uba, &s.a[0][0], 1.0f);
+    each([&](int i, int col, int m) {
+      add_dG(m, -val(s.af[i + 1][col]) * res[m / 4].x[m % 4]); // d_{i+1} . dd_{i+1}
+    });
+    store_rows(da_fla, res, row0, kcol0, n - 1, (row_at + d.H) * K, key_stride,
+               [](int, int, float z) { return -z; });
+    if (warp == 0) // row 0: dd_0 = (E^T dw)_0
+      for (int col = lane; col < K; col += 32)
+        da_fla[row_at * K + col] = to<In>(-term(y.Et_dw, 0, col));
+  }
+  // -- dG to the place of q and k, then each key's suffix sum, the last row's terms first
+  __syncthreads(); // every warp is done with q and k
+  float(*dG_rows)[S::LG] = reinterpret_cast<float(*)[S::LG]>(&s.q[0][0]);
+  each([&](int i, int col, int m) { dG_rows[i][col] = dG[m / 4].x[m % 4]; });
+  __syncthreads();
+  if (tid < K) {
+    float sum = fast_exp(g_cum[C - 1][tid]) * y.h_dh[(static_cast<long>(c) * d.H + hd) * K + tid];
+    for (int b = 0; b < C / SUB; ++b)
+      sum += s.last[b][tid];
+    for (int i = n - 1; i >= 0; --i) {
+      sum += dG_rows[i][tid];
+      dgk[(row_at + static_cast<long>(i) * d.H) * K + tid] = sum;
+    }
+  }
+}
+
 template <class In, int K, int V>
 void launch_wy(const void *q, const void *k, const void *v, const void *a, const void *b,
                const float *gk, const DplrTcScratch &x, const DplrTcStages &st,
@@ -278,7 +723,59 @@ void launch_o(const void *v, const DplrTcScratch &x, const void *h, const void *
                                                 t, d);
 }
 
+template <class In, int K, int V>
+void launch_bwd_wy(const void *v, const void *d_o, const DplrTcBackward &x, void *dv,
+                   const DplrTcTerms &y, const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(DplrBwdWyShared<In, K, V>));
+  auto *kernel = chunk_dplr_bwd_wy_tc_kernel<In, K, V>;
+  allow_shared_memory(kernel, bytes, "chunk_dplr_bwd_wy_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), BWD_THREADS, bytes>>>(in<In>(v), in<In>(d_o), x, out<In>(dv), y, t, d);
+}
+
+template <class In, int K>
+void launch_bwd_dqk(const void *q, const void *k, const void *a, const void *b, const float *gk,
+                    const DplrTcTerms &y, void *dq, void *dk, void *da, void *db, float *dgk,
+                    const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(DplrBwdDqkShared<In, K>));
+  auto *kernel = chunk_dplr_bwd_dqk_tc_kernel<In, K>;
+  allow_shared_memory(kernel, bytes, "chunk_dplr_bwd_dqk_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), BWD_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(a), in<In>(b), gk, y,
+                                                  out<In>(dq), out<In>(dk), out<In>(da),
+                                                  out<In>(db), dgk, t, d);
+}
+
 } // namespace
+
+void launch_chunk_dplr_bwd_wy_tc(const void *v, const void *d_o, const DplrTcBackward &x, void *dv,
+                                 const DplrTcTerms &y, const DeviceChunkTable &t,
+                                 const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto z) {
+    using In = decltype(z);
+    if (d.K == 64)
+      d.V == 64 ? launch_bwd_wy<In, 64, 64>(v, d_o, x, dv, y, t, d)
+                : launch_bwd_wy<In, 64, 128>(v, d_o, x, dv, y, t, d);
+    else
+      d.V == 64 ? launch_bwd_wy<In, 128, 64>(v, d_o, x, dv, y, t, d)
+                : launch_bwd_wy<In, 128, 128>(v, d_o, x, dv, y, t, d);
+  });
+  check("chunk_dplr_bwd_wy_tc_kernel");
+}
+
+void launch_chunk_dplr_bwd_dqk_tc(const void *q, const void *k, const void *a, const void *b,
+                                  const float *gk, const DplrTcTerms &y, void *dq, void *dk,
+                                  void *da, void *db, float *dgk, const DeviceChunkTable &t,
+                                  const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_input_type(d, [&](auto z) {
+    using In = decltype(z);
+    d.K == 64 ? launch_bwd_dqk<In, 64>(q, k, a, b, gk, y, dq, dk, da, db, dgk, t, d)
+              : launch_bwd_dqk<In, 128>(q, k, a, b, gk, y, dq, dk, da, db, dgk, t, d);
+  });
+  check("chunk_dplr_bwd_dqk_tc_kernel");
+}
 
 void launch_chunk_dplr_wy_tc(const void *q, const void *k, const void *v, const void *a,
                              const void *b, const float *gk, const DplrTcScratch &x,

@@ -42,7 +42,7 @@
 #include "detail/gla_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
                              // rows_times, rows_times_transposed, transposed_times_rows,
-                             // store_rows, PAD, SUB
+                             // store_rows, quad_sum, PAD, SUB
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -202,8 +202,7 @@ __global__ void __launch_bounds__(BWD_THREADS)
     if (SCALAR) { // the scalar gate's dG: each row's sum over the keys
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
-        row_sum[u] += __shfl_xor_sync(0xffffffffu, row_sum[u], 1);
-        row_sum[u] += __shfl_xor_sync(0xffffffffu, row_sum[u], 2);
+        row_sum[u] = quad_sum(row_sum[u]);
         if (lane % 4 == 0)
           s.dg_rows[side][row0 + lane / 4 + 8 * u] = row_sum[u];
       }

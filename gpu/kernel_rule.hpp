@@ -30,11 +30,10 @@ inline constexpr KernelRule all_kernel_rules[] = {
 /// \brief Which kernels run a call: the CUDA-core kernels (every product in fp32 on CUDA cores;
 /// judged under the fp32 policy, gpu/twin.hpp) or the tensor-core kernels (products on tensor
 /// cores with operands in the input type; judged under the tensor-core policy). The tensor-core
-/// path covers the forward and the backward of gla and simple_gla (gpu/chunk_gla_tc.cu,
-/// gpu/chunk_gla_bwd_tc.cu), of gated_delta_rule and kda (gpu/chunk_delta_tc.cu,
-/// gpu/chunk_delta_bwd_tc.cu) and of gated_oja (kda's kernels on its exchanged arguments, and
-/// gpu/chunk_gated_oja_tc.cu), and the forward of dplr_fla (gpu/chunk_dplr_tc.cu), whose
-/// backward runs the CUDA-core kernels on either path, so far (has_tensor_core_forward,
+/// path covers the forward and the backward of every rule: gla and simple_gla (gpu/chunk_gla_tc.cu,
+/// gpu/chunk_gla_bwd_tc.cu), gated_delta_rule and kda (gpu/chunk_delta_tc.cu,
+/// gpu/chunk_delta_bwd_tc.cu), gated_oja (kda's kernels on its exchanged arguments, and
+/// gpu/chunk_gated_oja_tc.cu) and dplr_fla (gpu/chunk_dplr_tc.cu) (has_tensor_core_forward,
 /// has_tensor_core_backward). The default stays cuda_cores until the tensor-core kernels are
 /// faster and hold.
 enum class KernelPath { cuda_cores, tensor_cores };
@@ -53,7 +52,7 @@ inline KernelPath path_named(std::string_view name) {
 /// Whether the forward of `rule` has a tensor-core kernel.
 inline bool has_tensor_core_forward(KernelRule) { return true; }
 /// Whether the backward of `rule` has a tensor-core kernel.
-inline bool has_tensor_core_backward(KernelRule rule) { return rule != KernelRule::dplr_fla; }
+inline bool has_tensor_core_backward(KernelRule) { return true; }
 
 /// The stages the kernels of `rule` return, in the order they compute them (the names of
 /// reference/gla/chunk.hpp, reference/kda/chunk.hpp, reference/dplr/chunk.hpp and

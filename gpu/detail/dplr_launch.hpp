@@ -50,11 +50,14 @@ void launch_chunk_dplr_bwd_dqk(const void *q, const void *k, const void *v, cons
 /// What dplr's tensor-core WY kernel stores for the kernels after it, in the input type but for
 /// the decays: the scores A_qk, A_qa [B*T, H, C]; qd = q~ . e^g_cum, kd = k . e^{gl - g_cum}, ad
 /// = a . e^{gl - g_cum} (the engine's a, flash-linear-attention's b) and w [B*T, H, K]; c
-/// [B*T, H, V]; decay = e^{gl} [NC, H, K] fp32.
+/// [B*T, H, V]; decay = e^{gl} [NC, H, K] fp32; and for the backward (each optional): -E and A_bk
+/// [B*T, H, C], bl = -d . e^gx [B*T, H, K] (flash-linear-attention's a . e^gx) and bv = A_bk v
+/// [B*T, H, V].
 struct DplrTcScratch {
   void *A_qk = nullptr, *A_qa = nullptr, *qd = nullptr, *kd = nullptr, *ad = nullptr;
   void *w = nullptr, *c = nullptr;
   float *decay = nullptr;
+  void *mE = nullptr, *A_bk = nullptr, *bl = nullptr, *bv = nullptr;
 };
 /// The stages dplr's tensor-core WY kernel writes when asked (each optional, fp32, the layouts of
 /// launch_chunk_dplr_fwd_wy's): g_cum, the four scores, E, w and c (E, w, c as the input type
@@ -75,5 +78,36 @@ void launch_chunk_dplr_wy_tc(const void *q, const void *k, const void *v, const 
 void launch_chunk_dplr_fwd_o_tc(const void *v, const DplrTcScratch &x, const void *h,
                                 const void *v2, void *o, const DeviceChunkTable &t,
                                 const ChunkDims &d);
+
+/// What dplr's tensor-core backward reads besides its inputs, all in the input type: the WY
+/// kernel's A_qk, -E and A_bk [B*T, H, C], kd and bl [B*T, H, K], bv [B*T, H, V] (DplrTcScratch);
+/// the sequential kernel's states h at each chunk's start and dh, their gradients after it [NC, H,
+/// K, V], v2 and dv2 [B*T, H, V] (forwards and backwards).
+struct DplrTcBackward {
+  const void *A_qk = nullptr, *mE = nullptr, *A_bk = nullptr, *kd = nullptr, *bl = nullptr;
+  const void *bv = nullptr, *h = nullptr, *dh = nullptr, *v2 = nullptr, *dv2 = nullptr;
+};
+/// What the first of dplr's two tensor-core backward kernels hands the second: the sums over the
+/// values dO h^T, v dh^T, v2 dh^T and E^T dw [B*T, H, K] and rowsum(h . dh) [NC, H, K], fp32; the
+/// gradients of the four scores [B*T, H, C] below their diagonals in the input type (A_bk's and
+/// A_ba's with their rows moved up by one: row i holds row i + 1, so that they are inclusive like
+/// the other two) and their diagonals [B*T, H] in fp32.
+struct DplrTcTerms {
+  float *dO_h = nullptr, *v_dh = nullptr, *v2_dh = nullptr, *Et_dw = nullptr, *h_dh = nullptr;
+  void *dA_qk = nullptr, *dA_qa = nullptr, *dA_bk_up = nullptr, *dA_ba_up = nullptr;
+  float *diag_qk = nullptr, *diag_qa = nullptr, *diag_bk_up = nullptr, *diag_ba_up = nullptr;
+};
+/// dplr's tensor-core backward, first kernel (gpu/chunk_dplr_tc.cu), every chunk at once: dv (the
+/// input type) and the terms y.
+void launch_chunk_dplr_bwd_wy_tc(const void *v, const void *d_o, const DplrTcBackward &x, void *dv,
+                                 const DplrTcTerms &y, const DeviceChunkTable &t,
+                                 const ChunkDims &d);
+/// dplr's tensor-core backward, second kernel: dq, dk and flash-linear-attention's da, db (the
+/// input type), and dgk [B*T, H, K] fp32 (the suffix sum of the gate's gradient inside each
+/// chunk), from the inputs, the raw gate gk and the terms y.
+void launch_chunk_dplr_bwd_dqk_tc(const void *q, const void *k, const void *a, const void *b,
+                                  const float *gk, const DplrTcTerms &y, void *dq, void *dk,
+                                  void *da, void *db, float *dgk, const DeviceChunkTable &t,
+                                  const ChunkDims &d);
 
 } // namespace ruleproof::gpu::detail

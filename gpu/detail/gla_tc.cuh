@@ -412,6 +412,24 @@ __device__ inline float upper_decayed_entry(float acc, const float (*g_cum)[LG],
   return pairwise ? r + left_out[m] : r;
 }
 
+/// Sums over the lanes of a quad: a row's part of a warp's accumulators is spread over 4 lanes.
+__device__ inline float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+/// Sums over the lanes of a column: the 8 lanes of the same lane % 4 hold a column's rows.
+__device__ inline float column_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 4);
+  x += __shfl_xor_sync(0xffffffffu, x, 8);
+  return x + __shfl_xor_sync(0xffffffffu, x, 16);
+}
+__device__ inline float warp_sum(float x) {
+#pragma unroll
+  for (int lanes = 16; lanes > 0; lanes /= 2)
+    x += __shfl_xor_sync(0xffffffffu, x, lanes);
+  return x;
+}
+
 /// The pair (i, j), j <= i < 16, numbered p = i (i + 1) / 2 + j.
 __device__ inline void pair_of(int p, int &i, int &j) {
   i = static_cast<int>((sqrtf(8.0f * p + 1.0f) - 1.0f) * 0.5f);
@@ -547,16 +565,24 @@ __device__ void a_times(const In *a16, int ld_a, const In *right, int ld_right, 
       }
 }
 
-/// A chunk's C x C matrix in shared memory (ld LC) out to dst [B*T, H, C], rows < n, 8 values
-/// a store. Called by the whole block.
+/// Rows [0, n) of a tile of W 16-bit values a row in shared memory (src, ld values a row) out to
+/// dst, row i at dst + row_at + i stride, 8 values a store. Called by the whole block.
+template <class In, int W>
+__device__ void store_tile(In *dst, const In *src, int ld, int n, long row_at, long stride) {
+  for (int e = threadIdx.x; e < n * (W / 8); e += blockDim.x) {
+    const int i = e / (W / 8), j0 = (e % (W / 8)) * 8;
+    *reinterpret_cast<uint4 *>(dst + row_at + i * stride + j0) =
+        *reinterpret_cast<const uint4 *>(src + i * ld + j0);
+  }
+}
+
+/// A chunk's C x C matrix in shared memory (ld LC) out to dst [B*T, H, C], rows < n. Called by the
+/// whole block.
 template <class In, int LC>
 __device__ void store_scores(In *dst, const In (*a)[LC], ChunkRows rows, int hd,
                              const ChunkDims &d) {
-  for (int e = threadIdx.x; e < rows.n * (C / 8); e += blockDim.x) {
-    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
-    *reinterpret_cast<uint4 *>(dst + at_score(rows.bos + i, hd, j0, d)) =
-        *reinterpret_cast<const uint4 *>(&a[i][j0]);
-  }
+  store_tile<In, C>(dst, &a[0][0], LC, rows.n, at_score(rows.bos, hd, 0, d),
+                    static_cast<long>(d.H) * C);
 }
 
 } // namespace ruleproof::gpu::detail::tc

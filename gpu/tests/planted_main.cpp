@@ -7,12 +7,14 @@
 // With `--kernels tensor-cores` it checks the tensor-core kernels instead, on the rules that have
 // them: the forward's bug (gpu/chunk_gla_tc.cu: gla's off-diagonal scores take their right
 // factor against the row before the reference row; simple_gla's scores drop their diagonal;
-// gated_delta_rule's output, in the sequential kernel, takes u for v_new in its scores' term)
-// must fail the forward check; the backward's (gpu/chunk_gla_bwd_tc.cu: gla's dk takes its right
-// factors against the row before the reference row; simple_gla's dk drops its diagonal term;
-// gpu/chunk_delta_bwd_tc.cu: gated_delta_rule's dX leaves out beta) the backward check on dq, dk
-// or dg, the outputs the forward's bug cannot reach (the backward computes no output; a rule
-// whose backward runs on CUDA cores needs its forward to fail alone).
+// gated_delta_rule's output, in the sequential kernel, takes u for v_new in its scores' term;
+// gpu/chunk_dplr_tc.cu: dplr's output leaves A_qa's diagonal out) must fail the forward check;
+// the backward's (gpu/chunk_gla_bwd_tc.cu: gla's dk takes its right factors against the row
+// before the reference row; simple_gla's dk drops its diagonal term; gpu/chunk_delta_bwd_tc.cu:
+// gated_delta_rule's dX leaves out beta; gpu/chunk_dplr_tc.cu: dplr's dk leaves out the diagonal
+// term of dA_bk) the backward check on dq, dk or dg, the outputs the forward's bug cannot reach
+// (the backward computes no output; a rule whose backward runs on CUDA cores needs its forward
+// to fail alone).
 // Prints every result; exits 0 when every case's forward or backward check fails (the bug was
 // seen), 1 when a case passed both (the checks missed it), 2 when there is no GPU.
 #include <cstdio>
