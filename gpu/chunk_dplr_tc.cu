@@ -516,21 +516,22 @@ __global__ void __launch_bounds__(BWD_THREADS)
 //        dh^T)), which is rowsum(h' . dh) for h' the state after the chunk
 //   dgk = dG's suffix sum inside the chunk (chunk_local_cumsum_reverse: g_cum is local)
 // The products with D are split at 16-row sub-chunks as gla's backward splits its own
-// (lower_decayed_product against the sub-chunk's first row, upper_decayed_product against its
+// (lower_decayed_products against the sub-chunk's first row, upper_decayed_products against its
 // last; gpu/chunk_gla_bwd_tc.cu's header argues the bounds), the diagonal block's wide rows summed
-// term by term in fp32. Each warp keeps its entries of dG in accumulators; they go to the place of
-// q and k at the end for the suffix sums.
+// term by term in fp32; the products that share a decayed factor take it once (k: dq~'s and dd's;
+// a: likewise; q~: dk's and da's; d_up: likewise). A warp takes its half of the keys a quarter at
+// a time, and writes its entries of dG to shared memory for the suffix sums.
 template <class T, int K> struct DplrBwdDqkShared {
   static constexpr int LK = K + PAD, LC = C + PAD, LG = K + 4;
-  T q[C][LK], k[C][LK]; // then dG [C][LG] in fp32
+  T q[C][LK], k[C][LK];
   T a[C][LK];
   T af[C + 1][LK]; // -d (flash-linear-attention's a) of the chunk's rows, zeros below: from row
                    // 1 on, -d_up
   T dqk[C][LC], dqa[C][LC], ubk[C][LC], uba[C][LC];
+  float dG[C][LG];
   float diag[4][C];       // the diagonals of dA_qk, dA_qa, U_bk, U_ba
   float last[C / SUB][K]; // each row block's part of the last row's sum over j, per key
   ChunkGates<K> gates;
-  static_assert(sizeof(float) * LG <= 2 * sizeof(T) * LK, "dG fits in the place of q and k");
 };
 
 template <class In, int K>
@@ -539,7 +540,7 @@ __global__ void __launch_bounds__(BWD_THREADS)
                                  const float *g, DplrTcTerms y, In *dq, In *dk, In *da_fla,
                                  In *db_fla, float *dgk, DeviceChunkTable t, ChunkDims d) {
   using S = DplrBwdDqkShared<In, K>;
-  constexpr int NK = K / 16, LG = ChunkGates<K>::LG;
+  constexpr int NQ = K / 32, LG = ChunkGates<K>::LG; // n tiles of a warp's quarter of the keys
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -571,131 +572,115 @@ __global__ void __launch_bounds__(BWD_THREADS)
   mma::wait_copies();
   __syncthreads();
   const float(*g_cum)[LG] = s.gates.g;
-  const int row0 = SUB * (warp % 4), side = warp / 4, kcol0 = K / 2 * side;
+  const int row0 = SUB * (warp % 4), side = warp / 4;
   const float scale = d.scale;
   // a [B*T, H, K] fp32 term of row i (zero past n)
   const auto term = [&](const float *x, int i, int col) {
     return i < n ? x[(row_at + static_cast<long>(i) * d.H) * K + col] : 0.0f;
   };
-  // f(i, col, m) for this lane's entries m = 4 nt + e of the warp's rows and key columns
-  const auto each = [&](auto f) {
-#pragma unroll
-    for (int nt = 0; nt < NK; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        f(row0 + mma::acc_row(e), kcol0 + nt * 8 + mma::acc_col(e), 4 * nt + e);
-  };
   const unsigned suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
   const unsigned prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f);
-  float left_out[NK * 4];
-  // res += (L . D) y on the warp's rows (lower_decayed_product), y_scale times
-  const auto add_lower = [&](mma::Acc(&res)[NK], const In(*L)[S::LC], const In *y_rows,
-                             float y_scale) {
-    mma::Acc acc[NK];
-    lower_decayed_product(acc, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, suffix);
-    if (suffix)
-      lower_left_out(left_out, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, suffix);
-    each([&](int i, int col, int m) {
-      res[m / 4].x[m % 4] += y_scale * lower_decayed_entry(acc[m / 4].x[m % 4], g_cum, row0, i, col,
-                                                           suffix, left_out, m);
-    });
-  };
-  // res += (L . D)^T y on the warp's rows (upper_decayed_product), y_scale times
-  const auto add_upper = [&](mma::Acc(&res)[NK], const In(*L)[S::LC], const In *y_rows,
-                             float y_scale) {
-    mma::Acc acc[NK];
-    upper_decayed_product(acc, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, prefix,
-                          row0 + SUB - 1);
-    if (prefix)
-      upper_left_out(left_out, &L[0][0], S::LC, y_rows, S::LK, g_cum, row0, kcol0, prefix);
-    each([&](int i, int col, int m) {
-      res[m / 4].x[m % 4] += y_scale * upper_decayed_entry(acc[m / 4].x[m % 4], g_cum, row0, i, col,
-                                                           prefix, left_out, m);
-    });
-  };
-  mma::Acc dG[NK];
-  const auto add_dG = [&](int m, float z) { dG[m / 4].x[m % 4] += z; };
+  float left_out[2][NQ * 4];
 
-  // -- dq~, dq = scale dq~
-  {
-    mma::Acc res[NK];
-    each([&](int i, int col, int m) {
-      res[m / 4].x[m % 4] = fast_exp(g_cum[i][col]) * term(y.dO_h, i, col) +
-                            s.diag[0][i] * val(s.k[i][col]) + s.diag[1][i] * val(s.a[i][col]);
-    });
-    add_lower(res, s.dqk, &s.k[0][0], 1.0f);
-    add_lower(res, s.dqa, &s.a[0][0], 1.0f);
-    each([&](int i, int col, int m) {
-      float &x = res[m / 4].x[m % 4];
-      add_dG(m, val(s.q[i][col]) * scale * x);
-      x *= scale;
-    });
-    store_rows(dq, res, row0, kcol0, n, row_at * K, key_stride,
-               [](int, int, float z) { return z; });
-  }
-  // -- dk and da (flash-linear-attention's db), and the last row's sums over j
-  float column[NK][2] = {}; // this lane's part of the last row's sum over j, per column
-  for (int pass = 0; pass < 2; ++pass) {
-    const bool is_k = pass == 0;
-    const In(*x_rows)[S::LK] = is_k ? s.k : s.a;
-    const float *from_state = is_k ? y.v_dh : y.v2_dh;
-    const float *diag_q = s.diag[is_k ? 0 : 1], *diag_d = s.diag[is_k ? 2 : 3];
-    mma::Acc res[NK];
-    each([&](int i, int col, int m) {
-      const float outside = fast_exp(g_cum[C - 1][col] - g_cum[i][col]) * term(from_state, i, col);
-      const float xi = val(x_rows[i][col]);
-      column[m / 4][m % 4 % 2] += xi * outside;
+  for (int quarter = 0; quarter < 2; ++quarter) {
+    const int col0 = K / 2 * side + K / 4 * quarter;
+    // f(i, col, nt, e) for this lane's entries of the warp's rows and the quarter's key columns
+    const auto each = [&](auto f) {
+#pragma unroll
+      for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          f(row0 + mma::acc_row(e), col0 + nt * 8 + mma::acc_col(e), nt, e);
+    };
+    // the first three terms of each result
+    mma::Acc dq_t[NQ], dk_t[NQ], da_t[NQ], dd_t[NQ]; // dd_t row i: dd_{i+1}
+    float column[NQ][2] = {}; // this lane's part of the last row's sum over j, per column
+    each([&](int i, int col, int nt, int e) {
+      const float qi = val(s.q[i][col]) * scale, ki = val(s.k[i][col]), ai = val(s.a[i][col]);
+      const float d_up = -val(s.af[i + 1][col]),
+                  to_end = fast_exp(g_cum[C - 1][col] - g_cum[i][col]);
+      const float k_out = to_end * term(y.v_dh, i, col), a_out = to_end * term(y.v2_dh, i, col);
+      column[nt][e % 2] += ki * k_out + ai * a_out;
+      dq_t[nt].x[e] =
+          fast_exp(g_cum[i][col]) * term(y.dO_h, i, col) + s.diag[0][i] * ki + s.diag[1][i] * ai;
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dk without the diagonal
                              // term of dA_bk
-      const float moved = is_k ? 0.0f : -diag_d[i] * val(s.af[i + 1][col]);
+      dk_t[nt].x[e] = k_out + s.diag[0][i] * qi;
 #else
-      const float moved = -diag_d[i] * val(s.af[i + 1][col]);
+      dk_t[nt].x[e] = k_out + s.diag[0][i] * qi + s.diag[2][i] * d_up;
 #endif
-      res[m / 4].x[m % 4] = outside + diag_q[i] * val(s.q[i][col]) * scale + moved;
+      da_t[nt].x[e] = a_out + s.diag[1][i] * qi + s.diag[3][i] * d_up;
+      dd_t[nt].x[e] = s.diag[2][i] * ki + s.diag[3][i] * ai +
+                      fast_exp(g_cum[i][col]) * term(y.Et_dw, i + 1, col);
     });
-    add_upper(res, is_k ? s.dqk : s.dqa, &s.q[0][0], scale);
-    add_upper(res, is_k ? s.ubk : s.uba, &s.af[1][0], -1.0f);
-    each([&](int i, int col, int m) { add_dG(m, -val(x_rows[i][col]) * res[m / 4].x[m % 4]); });
-    store_rows(is_k ? dk : db_fla, res, row0, kcol0, n, row_at * K, key_stride,
-               [](int, int, float z) { return z; });
-  }
-#pragma unroll
-  for (int nt = 0; nt < NK; ++nt)
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const float sum = column_sum(column[nt][u]);
-      if (lane / 4 == 0)
-        s.last[row0 / SUB][kcol0 + nt * 8 + 2 * lane + u] = sum;
+    // dq~ and dd against k, then against a (lower, against the sub-chunk's first row)
+    for (int pass = 0; pass < 2; ++pass) {
+      const In *const lower[2] = {pass == 0 ? &s.dqk[0][0] : &s.dqa[0][0],
+                                  pass == 0 ? &s.ubk[0][0] : &s.uba[0][0]};
+      const In *y_rows = pass == 0 ? &s.k[0][0] : &s.a[0][0];
+      mma::Acc acc[2][NQ];
+      lower_decayed_products(acc, lower, S::LC, y_rows, S::LK, g_cum, row0, col0, suffix);
+      if (suffix)
+        for (int m = 0; m < 2; ++m)
+          lower_left_out(left_out[m], lower[m], S::LC, y_rows, S::LK, g_cum, row0, col0, suffix);
+      each([&](int i, int col, int nt, int e) {
+        dq_t[nt].x[e] += lower_decayed_entry(acc[0][nt].x[e], g_cum, row0, i, col, suffix,
+                                             left_out[0], 4 * nt + e);
+        dd_t[nt].x[e] += lower_decayed_entry(acc[1][nt].x[e], g_cum, row0, i, col, suffix,
+                                             left_out[1], 4 * nt + e);
+      });
     }
-  // -- dd (rows moved up: row i holds dd_{i+1}), flash-linear-attention's da = -dd
-  {
-    mma::Acc res[NK];
-    each([&](int i, int col, int m) {
-      res[m / 4].x[m % 4] = s.diag[2][i] * val(s.k[i][col]) + s.diag[3][i] * val(s.a[i][col]) +
-                            fast_exp(g_cum[i][col]) * term(y.Et_dw, i + 1, col);
+    // dk and da against q~, then against d_up (upper, against the sub-chunk's last row)
+    for (int pass = 0; pass < 2; ++pass) {
+      const In *const lower[2] = {pass == 0 ? &s.dqk[0][0] : &s.ubk[0][0],
+                                  pass == 0 ? &s.dqa[0][0] : &s.uba[0][0]};
+      const In *y_rows = pass == 0 ? &s.q[0][0] : &s.af[1][0];
+      const float y_scale = pass == 0 ? scale : -1.0f; // q~ = scale q, d_up = -(a_fla moved up)
+      mma::Acc acc[2][NQ];
+      upper_decayed_products(acc, lower, S::LC, y_rows, S::LK, g_cum, row0, col0, prefix,
+                             row0 + SUB - 1);
+      if (prefix)
+        for (int m = 0; m < 2; ++m)
+          upper_left_out(left_out[m], lower[m], S::LC, y_rows, S::LK, g_cum, row0, col0, prefix);
+      each([&](int i, int col, int nt, int e) {
+        dk_t[nt].x[e] += y_scale * upper_decayed_entry(acc[0][nt].x[e], g_cum, row0, i, col, prefix,
+                                                       left_out[0], 4 * nt + e);
+        da_t[nt].x[e] += y_scale * upper_decayed_entry(acc[1][nt].x[e], g_cum, row0, i, col, prefix,
+                                                       left_out[1], 4 * nt + e);
+      });
+    }
+    // dG = q~ . dq~ - k . dk - a . da + d_{i+1} . dd_{i+1}; the outputs
+    each([&](int i, int col, int nt, int e) {
+      s.dG[i][col] = val(s.q[i][col]) * scale * dq_t[nt].x[e] - val(s.k[i][col]) * dk_t[nt].x[e] -
+                     val(s.a[i][col]) * da_t[nt].x[e] - val(s.af[i + 1][col]) * dd_t[nt].x[e];
     });
-    add_lower(res, s.ubk, &s.k[0][0], 1.0f);
-    add_lower(res, s.uba, &s.a[0][0], 1.0f);
-    each([&](int i, int col, int m) {
-      add_dG(m, -val(s.af[i + 1][col]) * res[m / 4].x[m % 4]); // d_{i+1} . dd_{i+1}
-    });
-    store_rows(da_fla, res, row0, kcol0, n - 1, (row_at + d.H) * K, key_stride,
+    const auto same = [](int, int, float z) { return z; };
+    store_rows(dq, dq_t, row0, col0, n, row_at * K, key_stride,
+               [scale](int, int, float z) { return scale * z; });
+    store_rows(dk, dk_t, row0, col0, n, row_at * K, key_stride, same);
+    store_rows(db_fla, da_t, row0, col0, n, row_at * K, key_stride, same);
+    store_rows(da_fla, dd_t, row0, col0, n - 1, (row_at + d.H) * K, key_stride,
                [](int, int, float z) { return -z; });
-    if (warp == 0) // row 0: dd_0 = (E^T dw)_0
-      for (int col = lane; col < K; col += 32)
-        da_fla[row_at * K + col] = to<In>(-term(y.Et_dw, 0, col));
+#pragma unroll
+    for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const float sum = column_sum(column[nt][u]);
+        if (lane / 4 == 0)
+          s.last[row0 / SUB][col0 + nt * 8 + 2 * lane + u] = sum;
+      }
   }
-  // -- dG to the place of q and k, then each key's suffix sum, the last row's terms first
-  __syncthreads(); // every warp is done with q and k
-  float(*dG_rows)[S::LG] = reinterpret_cast<float(*)[S::LG]>(&s.q[0][0]);
-  each([&](int i, int col, int m) { dG_rows[i][col] = dG[m / 4].x[m % 4]; });
+  if (warp == 0) // row 0 of flash-linear-attention's da: -dd_0 = -(E^T dw)_0
+    for (int col = lane; col < K; col += 32)
+      da_fla[row_at * K + col] = to<In>(-term(y.Et_dw, 0, col));
+  // -- each key's suffix sum of dG, the last row's terms first
   __syncthreads();
   if (tid < K) {
     float sum = fast_exp(g_cum[C - 1][tid]) * y.h_dh[(static_cast<long>(c) * d.H + hd) * K + tid];
     for (int b = 0; b < C / SUB; ++b)
       sum += s.last[b][tid];
     for (int i = n - 1; i >= 0; --i) {
-      sum += dG_rows[i][tid];
+      sum += s.dG[i][tid];
       dgk[(row_at + static_cast<long>(i) * d.H) * K + tid] = sum;
     }
   }

@@ -314,20 +314,40 @@ __device__ inline mma::FragB decayed_rows(const T *y, int ld, const float (*g_cu
 /// or 1), columns [col0, col0 + 8 TILES), split at the sub-chunk's first row r = row0: acc += L
 /// times the B factor y_j s_j e^{g_r - g_j}, at most |y_j s_j| below the diagonal block; the
 /// block's rows j in `pairwise` (wide_rows of r, sign 1: a suffix, whose e^{g_r - g_j} passes
-/// spread_limit) are left out of the product: lower_left_out sums their terms.
+/// spread_limit) are left out of the product: lower_left_out sums their terms. With N matrices L
+/// (lower[m], each ld_lower values a row) against the same y, each B factor is built once for all
+/// N products, acc[m] the m-th.
+template <class T, int N, int TILES, int LG>
+__device__ inline void lower_decayed_products(mma::Acc (&acc)[N][TILES], const T *const (&lower)[N],
+                                              int ld_lower, const T *y, int ld_y,
+                                              const float (*g_cum)[LG], int row0, int col0,
+                                              unsigned pairwise, const float *y_scale = nullptr) {
+  const int lane = threadIdx.x % 32;
+  for (int kk = 0; kk < row0 + SUB; kk += 16) {
+    mma::FragA a[N];
+#pragma unroll
+    for (int m = 0; m < N; ++m)
+      mma::load_a(a[m], lower[m], ld_lower, row0, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt) {
+      const int col = col0 + nt * 8 + lane / 4;
+      const mma::FragB b =
+          decayed_rows(y, ld_y, g_cum, kk, col, g_cum[row0][col], -1.0f, row0, pairwise, y_scale);
+#pragma unroll
+      for (int m = 0; m < N; ++m)
+        mma::mma(acc[m][nt], a[m], b, T{});
+    }
+  }
+}
+/// lower_decayed_products of one matrix L.
 template <class T, int TILES, int LG>
 __device__ inline void lower_decayed_product(mma::Acc (&acc)[TILES], const T *lower, int ld_lower,
                                              const T *y, int ld_y, const float (*g_cum)[LG],
                                              int row0, int col0, unsigned pairwise,
                                              const float *y_scale = nullptr) {
-  const int lane = threadIdx.x % 32;
-  warp_product<T>(
-      acc, 0, row0 + SUB, [&](mma::FragA &a, int kk) { mma::load_a(a, lower, ld_lower, row0, kk); },
-      [&](mma::FragB &b, int nt, int kk) {
-        const int col = col0 + nt * 8 + lane / 4;
-        b = decayed_rows(y, ld_y, g_cum, kk, col, g_cum[row0][col], -1.0f, row0, pairwise, y_scale);
-      },
-      EveryTile{});
+  const T *const one[1] = {lower};
+  lower_decayed_products(reinterpret_cast<mma::Acc(&)[1][TILES]>(acc), one, ld_lower, y, ld_y,
+                         g_cum, row0, col0, pairwise, y_scale);
 }
 /// The terms of lower_decayed_product's P that it left out (the rows j in `pairwise`, j < i), for
 /// each of this lane's accumulator entries (tile nt, entry e: row row0 + acc_row(e), column col0 +
@@ -365,22 +385,39 @@ __device__ inline float lower_decayed_entry(float acc, const float (*g_cum)[LG],
 /// transposed product of lower_decayed_product's L), split at the sub-chunk's last row r' = row0 +
 /// 15: acc += L^T times the B factor y_i s_i e^{g_i - g_r_right} (r_right is r', but for a planted
 /// bug), at most |y_i s_i| past the diagonal block; the block's rows i in `pairwise` (wide_rows of
-/// r', sign -1: a prefix) are left out: upper_left_out sums their terms.
+/// r', sign -1: a prefix) are left out: upper_left_out sums their terms. With N matrices L, as
+/// lower_decayed_products.
+template <class T, int N, int TILES, int LG>
+__device__ inline void
+upper_decayed_products(mma::Acc (&acc)[N][TILES], const T *const (&lower)[N], int ld_lower,
+                       const T *y, int ld_y, const float (*g_cum)[LG], int row0, int col0,
+                       unsigned pairwise, int r_right, const float *y_scale = nullptr) {
+  const int lane = threadIdx.x % 32;
+  for (int kk = row0; kk < C; kk += 16) {
+    mma::FragA a[N];
+#pragma unroll
+    for (int m = 0; m < N; ++m)
+      mma::load_a_transposed(a[m], lower[m], ld_lower, row0, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt) {
+      const int col = col0 + nt * 8 + lane / 4;
+      const mma::FragB b =
+          decayed_rows(y, ld_y, g_cum, kk, col, g_cum[r_right][col], 1.0f, row0, pairwise, y_scale);
+#pragma unroll
+      for (int m = 0; m < N; ++m)
+        mma::mma(acc[m][nt], a[m], b, T{});
+    }
+  }
+}
+/// upper_decayed_products of one matrix L.
 template <class T, int TILES, int LG>
 __device__ inline void upper_decayed_product(mma::Acc (&acc)[TILES], const T *lower, int ld_lower,
                                              const T *y, int ld_y, const float (*g_cum)[LG],
                                              int row0, int col0, unsigned pairwise, int r_right,
                                              const float *y_scale = nullptr) {
-  const int lane = threadIdx.x % 32;
-  warp_product<T>(
-      acc, row0, C,
-      [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, lower, ld_lower, row0, kk); },
-      [&](mma::FragB &b, int nt, int kk) {
-        const int col = col0 + nt * 8 + lane / 4;
-        b = decayed_rows(y, ld_y, g_cum, kk, col, g_cum[r_right][col], 1.0f, row0, pairwise,
-                         y_scale);
-      },
-      EveryTile{});
+  const T *const one[1] = {lower};
+  upper_decayed_products(reinterpret_cast<mma::Acc(&)[1][TILES]>(acc), one, ld_lower, y, ld_y,
+                         g_cum, row0, col0, pairwise, r_right, y_scale);
 }
 /// The terms of upper_decayed_product's R that it left out (the rows i in `pairwise`, i > j), for
 /// each of this lane's accumulator entries into left_out[4 nt + e], as lower_left_out. The entry
