@@ -184,20 +184,10 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
     r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray dv2 = output(in, args.v->shape(), poison);
-  detail::TcStatePass bwd;
-  bwd.left = wy.qd.data();
-  bwd.right = d_o.data();
-  bwd.w = wy.w.data();
-  bwd.kd = wy.kd.data();
-  bwd.A16 = wy.Aqk.data();
-  bwd.decay = f32(wy.decay);
-  bwd.s0 = with_dht ? f32(d_ht) : nullptr;
-  bwd.reverse = true;
-  bwd.s_end = with_dh0 ? f32(r.dh0) : nullptr;
-  bwd.s_chunks = opts.return_stages ? f32(r.dh) : nullptr;
-  bwd.s_chunks16 = dh16.data();
-  bwd.v_new16 = dv2.data();
-  detail::launch_chunk_gla_state_tc(bwd, t, d);
+  detail::launch_state_gradients_tc(
+      wy.qd.data(), d_o.data(), wy.w.data(), wy.kd.data(), wy.Aqk.data(), f32(wy.decay),
+      with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
+      opts.return_stages ? f32(r.dh) : nullptr, dh16.data(), dv2.data(), t, d);
 
   r.dq = output(in, args.q->shape(), poison);
   r.dk = output(in, args.k->shape(), poison);

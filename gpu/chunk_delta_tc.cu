@@ -31,7 +31,7 @@
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key).
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
-                                   // allow_shared_memory, with_input_type, in, out, C
+                                   // allow_shared_memory, with_sizes, in, out, C
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
                              // store_decayed_factors, factored_scores, pairwise_scores,
@@ -209,14 +209,9 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
                               const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.NC == 0)
     return;
-  with_input_type(d, [&](auto y) {
-    using In = decltype(y);
-    if (d.K == 64)
-      d.V == 64 ? launch_wy_gate<In, 64, 64>(q, k, v, g, beta, x, st, t, d)
-                : launch_wy_gate<In, 64, 128>(q, k, v, g, beta, x, st, t, d);
-    else
-      d.V == 64 ? launch_wy_gate<In, 128, 64>(q, k, v, g, beta, x, st, t, d)
-                : launch_wy_gate<In, 128, 128>(q, k, v, g, beta, x, st, t, d);
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    launch_wy_gate<decltype(y), decltype(ks)::value, decltype(vs)::value>(q, k, v, g, beta, x, st,
+                                                                          t, d);
   });
   check("chunk_delta_wy_tc_kernel");
 }

@@ -43,7 +43,7 @@
 // per-key products: dq, dk, da, db, dgk); their formulas are above each kernel.
 // No launcher waits for its kernels (check, not check_sync).
 #include "detail/chunk_device.cuh" // at_state, at_score, chunk_rows, check, allow_shared_memory,
-                                   // with_input_type, in, out, C
+                                   // with_input_type, with_sizes, in, out, C
 #include "detail/dplr_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
                              // store_decayed_factors, factored_scores, pairwise_scores,
@@ -736,14 +736,8 @@ void launch_chunk_dplr_bwd_wy_tc(const void *v, const void *d_o, const DplrTcBac
                                  const ChunkDims &d) {
   if (t.NC == 0)
     return;
-  with_input_type(d, [&](auto z) {
-    using In = decltype(z);
-    if (d.K == 64)
-      d.V == 64 ? launch_bwd_wy<In, 64, 64>(v, d_o, x, dv, y, t, d)
-                : launch_bwd_wy<In, 64, 128>(v, d_o, x, dv, y, t, d);
-    else
-      d.V == 64 ? launch_bwd_wy<In, 128, 64>(v, d_o, x, dv, y, t, d)
-                : launch_bwd_wy<In, 128, 128>(v, d_o, x, dv, y, t, d);
+  with_sizes(d, [&](auto z, auto ks, auto vs) {
+    launch_bwd_wy<decltype(z), decltype(ks)::value, decltype(vs)::value>(v, d_o, x, dv, y, t, d);
   });
   check("chunk_dplr_bwd_wy_tc_kernel");
 }
@@ -768,14 +762,9 @@ void launch_chunk_dplr_wy_tc(const void *q, const void *k, const void *v, const 
                              const ChunkDims &d) {
   if (t.NC == 0)
     return;
-  with_input_type(d, [&](auto y) {
-    using In = decltype(y);
-    if (d.K == 64)
-      d.V == 64 ? launch_wy<In, 64, 64>(q, k, v, a, b, gk, x, st, t, d)
-                : launch_wy<In, 64, 128>(q, k, v, a, b, gk, x, st, t, d);
-    else
-      d.V == 64 ? launch_wy<In, 128, 64>(q, k, v, a, b, gk, x, st, t, d)
-                : launch_wy<In, 128, 128>(q, k, v, a, b, gk, x, st, t, d);
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    launch_wy<decltype(y), decltype(ks)::value, decltype(vs)::value>(q, k, v, a, b, gk, x, st, t,
+                                                                     d);
   });
   check("chunk_dplr_wy_tc_kernel");
 }
@@ -785,14 +774,8 @@ void launch_chunk_dplr_fwd_o_tc(const void *v, const DplrTcScratch &x, const voi
                                 const ChunkDims &d) {
   if (t.NC == 0)
     return;
-  with_input_type(d, [&](auto y) {
-    using In = decltype(y);
-    if (d.K == 64)
-      d.V == 64 ? launch_o<In, 64, 64>(v, x, h, v2, o, t, d)
-                : launch_o<In, 64, 128>(v, x, h, v2, o, t, d);
-    else
-      d.V == 64 ? launch_o<In, 128, 64>(v, x, h, v2, o, t, d)
-                : launch_o<In, 128, 128>(v, x, h, v2, o, t, d);
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    launch_o<decltype(y), decltype(ks)::value, decltype(vs)::value>(v, x, h, v2, o, t, d);
   });
   check("chunk_dplr_fwd_o_tc_kernel");
 }

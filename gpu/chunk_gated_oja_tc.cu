@@ -26,7 +26,7 @@
 // chunk_oja_fwd_o_tc_kernel: grid (NC, H), 8 warps; warp w owns rows [16 (w % 4), +16) and half
 // the value columns (w / 4) of o, and the column tiles of parity w / 4 of P. Every operand of the
 // chunk is copied into shared memory at once (cp.async).
-#include "detail/chunk_device.cuh" // chunk_rows, check, allow_shared_memory, with_input_type,
+#include "detail/chunk_device.cuh" // chunk_rows, check, allow_shared_memory, with_sizes,
                                    // in, out, C, max_shared_bytes
 #include "detail/gated_oja_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
@@ -134,13 +134,8 @@ void launch_chunk_oja_fwd_o_tc(const void *q, const void *v, const void *k_new, 
                                const ChunkDims &d) {
   if (t.NC == 0)
     return;
-  with_input_type(d, [&](auto x) {
-    using In = decltype(x);
-    const auto run = [&](auto f) { f(q, v, k_new, h_vk, g, o, t, d); };
-    if (d.K == 64)
-      d.V == 64 ? run(launch<In, 64, 64>) : run(launch<In, 64, 128>);
-    else
-      d.V == 64 ? run(launch<In, 128, 64>) : run(launch<In, 128, 128>);
+  with_sizes(d, [&](auto x, auto ks, auto vs) {
+    launch<decltype(x), decltype(ks)::value, decltype(vs)::value>(q, v, k_new, h_vk, g, o, t, d);
   });
   check("chunk_oja_fwd_o_tc_kernel");
 }

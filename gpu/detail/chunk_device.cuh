@@ -12,6 +12,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "chunk_launch.hpp"
 
@@ -283,6 +284,19 @@ template <class F> void with_input_type(const ChunkDims &d, F f) {
     f(__half{});
   else
     f(__nv_bfloat16{});
+}
+
+/// f(In{}, K{}, V{}) with In the input type of the call and K, V its sizes (64 or 128) as
+/// std::integral_constant: each launcher instantiates its kernel<In, K, V> once, inside f.
+template <class F> void with_sizes(const ChunkDims &d, F f) {
+  using S64 = std::integral_constant<int, 64>;
+  using S128 = std::integral_constant<int, 128>;
+  with_input_type(d, [&](auto y) {
+    if (d.K == 64)
+      d.V == 64 ? f(y, S64{}, S64{}) : f(y, S64{}, S128{});
+    else
+      d.V == 64 ? f(y, S128{}, S64{}) : f(y, S128{}, S128{});
+  });
 }
 
 template <class In> const In *in(const void *p) { return static_cast<const In *>(p); }

@@ -75,5 +75,28 @@ struct TcStatePass {
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 
+/// The sequential kernel backwards as the delta rules and dplr run it on tensor cores (w and
+/// reverse: left qd, right dO, dv2's left factor kd and scores A16; s0 = dht, optional): dh after
+/// each chunk into dh16 and dv2 in the input type, dh0 and dh's fp32 stage where given.
+inline void launch_state_gradients_tc(const void *qd, const void *d_o, const void *w,
+                                      const void *kd, const void *A16, const float *decay,
+                                      const float *dht, float *dh0, float *dh_stage, void *dh16,
+                                      void *dv2, const DeviceChunkTable &t, const ChunkDims &d) {
+  TcStatePass p;
+  p.left = qd;
+  p.right = d_o;
+  p.w = w;
+  p.kd = kd;
+  p.A16 = A16;
+  p.decay = decay;
+  p.s0 = dht;
+  p.reverse = true;
+  p.s_end = dh0;
+  p.s_chunks = dh_stage;
+  p.s_chunks16 = dh16;
+  p.v_new16 = dv2;
+  launch_chunk_gla_state_tc(p, t, d);
+}
+
 } // namespace detail
 } // namespace ruleproof::gpu
