@@ -59,10 +59,7 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
   // block diagonal): kda's chunk fits twice in an SM's shared memory
   union {
     ChunkGates<K, SCALAR> gates;
-    struct {
-      float a[C][LF];
-      float part[C / SUB - 1][SUB][SUB + 1];
-    } solve;
+    LowerInverse solve;
   };
 };
 
@@ -152,25 +149,18 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
     for (int e = tid; e < n * C; e += WY_THREADS)
       st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.a0[e / C][e % C];
   // the right factors of w and u, in place of q (read by now) and v
-  for (int e = tid; e < C * K; e += WY_THREADS) {
-    const int i = e / K, col = e % K;
-    s.q[i][col] = to<In>(s.beta[i] * val(s.k[i][col]) * up(i, col));
-  }
-  for (int e = tid; e < C * V; e += WY_THREADS) {
-    const int i = e / V, col = e % V;
-    s.v[i][col] = to<In>(s.beta[i] * val(s.v[i][col]));
-  }
+  map_rows<In, K>(&s.q[0][0], S::LK, &s.k[0][0], S::LK, C,
+                  [&](int i, int col, float y) { return s.beta[i] * y * up(i, col); });
+  map_rows<In, V>(&s.v[0][0], S::LV, &s.v[0][0], S::LV, C,
+                  [&](int i, int, float y) { return s.beta[i] * y; });
 
-  // -- A = (I + A0)^-1, then in the input type (its rows past n are zero: A0's are)
+  // -- A = (I + A0)^-1, and in the input type (its rows past n are zero: A0's are)
   __syncthreads(); // Aqk's copy is out of s.a16; the gates' place is free for the solve
-  unit_lower_inverse(s.a0, s.solve.a, s.solve.part);
-  for (int e = tid; e < C * C; e += WY_THREADS) {
-    const int i = e / C, j = e % C;
-    s.a16[i][j] = to<In>(s.solve.a[i][j]);
+  unit_lower_inverse(s.a0, s.solve, [&](int i, int j, float y) {
+    s.a16[i][j] = to<In>(y);
     if (st.A && i < n)
       st.A[at_score(rows.bos + i, hd, j, d)] = val(s.a16[i][j]);
-  }
-  __syncthreads();
+  });
   if (x.A)
     store_scores(static_cast<In *>(x.A), s.a16, rows, hd, d);
 

@@ -74,10 +74,7 @@ template <class T, int K, int V> struct DplrWyShared {
   // the gates until w's right factor is made, then E in fp32 and the solve's partial sums
   union {
     ChunkGates<K> gates;
-    struct {
-      float a[C][LF];
-      float part[C / SUB - 1][SUB][SUB + 1];
-    } solve;
+    LowerInverse solve;
   };
 };
 
@@ -183,24 +180,20 @@ __global__ void __launch_bounds__(WY_THREADS)
   if (x.A_bk)
     store_scores(static_cast<In *>(x.A_bk), s.bk, rows, hd, d);
   // w's right factor with -E, -d . e^gx, in the place of q (read by now)
-  for (int e = tid; e < C * K; e += WY_THREADS) {
-    const int i = e / K, col = e % K;
-    const float up = i > 0 ? fast_exp(g_cum[i - 1][col]) : 1.0f;
-    s.q[i][col] = to<In>(val(s.d[i][col]) * up);
-  }
+  map_rows<In, K>(&s.q[0][0], S::LK, &s.d[0][0], S::LK, C, [&](int i, int col, float y) {
+    return y * (i > 0 ? fast_exp(g_cum[i - 1][col]) : 1.0f);
+  });
 
   // -- E = (I + A_ba)^-1 in fp32, then -E in the input type in the place of A_qk (stored by now)
   __syncthreads(); // the gates' place is free for the solve
-  unit_lower_inverse(s.ba, s.solve.a, s.solve.part);
-  if (x.bl)
-    store_tile<In, K>(static_cast<In *>(x.bl), &s.q[0][0], S::LK, n, row_at * K, key_stride);
-  for (int e = tid; e < C * C; e += WY_THREADS) {
-    const int i = e / C, j = e % C;
-    const In e16 = to<In>(s.solve.a[i][j]);
+  unit_lower_inverse(s.ba, s.solve, [&](int i, int j, float y) {
+    const In e16 = to<In>(y);
     s.qk[i][j] = to<In>(-val(e16)); // exact: the rounding is symmetric
     if (st.E && i < n)
       st.E[at_score(rows.bos + i, hd, j, d)] = val(e16);
-  }
+  });
+  if (x.bl)
+    store_tile<In, K>(static_cast<In *>(x.bl), &s.q[0][0], S::LK, n, row_at * K, key_stride);
   // A_bk v on the warp's rows and half the columns, in the input type in the place of v
   mma::Acc bv[V / 16];
   rows_times(bv, &s.bk[0][0], S::LC, row0, &s.v[0][0], S::LV, V / 2 * side, row0 + SUB);

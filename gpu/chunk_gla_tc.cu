@@ -250,12 +250,14 @@ __global__ void __launch_bounds__(STATE_THREADS)
 #pragma unroll
     for (int nt = 0; nt < STATE_TILES; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
+      for (int e = 0; e < 4; e += 2) { // the two values of a row in one 4-byte store
         const int key = key0 + mma::acc_row(e), col = scol0 + nt * 8 + mma::acc_col(e);
         if (shared_copy)
-          s.h[buffer][key][col] = to<In>(state[nt].x[e]);
+          *reinterpret_cast<std::uint32_t *>(&s.h[buffer][key][col]) =
+              mma::pack(to<In>(state[nt].x[e]), to<In>(state[nt].x[e + 1]));
         if (p.s_chunks)
-          p.s_chunks[at_state(c, hd, key, v0 + col, d)] = state[nt].x[e];
+          for (int u = 0; u < 2; ++u)
+            p.s_chunks[at_state(c, hd, key, v0 + col + u, d)] = state[nt].x[e + u];
       }
   };
 #pragma unroll
@@ -302,12 +304,17 @@ __global__ void __launch_bounds__(STATE_THREADS)
 #pragma unroll
       for (int nt = 0; nt < O_TILES; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
+        for (int e = 0; e < 4; e += 2) { // the two values of a row at once (col is even)
           const int i = row0 + mma::acc_row(e), col = ocol0 + nt * 8 + mma::acc_col(e);
-          const In x_new = to<In>(new_value(i, col, acc[nt].x[e]));
-          s.v_new[i][col] = p.reverse ? to<In>(-val(x_new)) : x_new;
-          if (p.v_new && i < rows.n)
-            p.v_new[at_v(rows.bos + i, hd, v0 + col, d)] = val(x_new);
+          In x_new[2], kept[2];
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            x_new[u] = to<In>(new_value(i, col + u, acc[nt].x[e + u]));
+            kept[u] = p.reverse ? to<In>(-val(x_new[u])) : x_new[u];
+            if (p.v_new && i < rows.n)
+              p.v_new[at_v(rows.bos + i, hd, v0 + col + u, d)] = val(x_new[u]);
+          }
+          *reinterpret_cast<std::uint32_t *>(&s.v_new[i][col]) = mma::pack(kept[0], kept[1]);
         }
       if (p.v_new16) // (new_value reads the tile's columns: v0 goes into the pointer)
         store_rows(static_cast<In *>(p.v_new16) + v0, acc, row0, ocol0, rows.n,

@@ -22,16 +22,36 @@ __device__ inline float val(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ inline float val(__half x) { return __half2float(x); }
 
 /// Starts copying a tile of `rows` rows of `width` 16-bit values (a multiple of 8) into dst
-/// (`ld` values a row), row r from src + r * stride; rows from `valid` on are zero-filled.
+/// (`ld` values a row), row r from src + r * stride; rows from `valid` (at least 1) on are
+/// zero-filled. Each thread keeps one 16-byte column of the rows it copies and steps its source
+/// pointer from row to row (the block's size a multiple of width / 8).
 template <class T>
 __device__ inline void copy_rows_async(T *dst, int ld, const T *src, long stride, int rows,
                                        int valid, int width) {
   constexpr int PER = 16 / sizeof(T);
-  const int vectors = width / PER;
-  for (int e = threadIdx.x; e < rows * vectors; e += blockDim.x) {
-    const int r = e / vectors, col = (e % vectors) * PER;
-    mma::copy_async<16>(dst + r * ld + col,
-                        src + static_cast<long>(min(r, valid - 1)) * stride + col, r >= valid);
+  const int vectors = width / PER, step = blockDim.x / vectors;
+  const int col = (threadIdx.x % vectors) * PER;
+  int r = threadIdx.x / vectors;
+  const T *from = src + r * stride + col;
+  for (; r < rows; r += step, from += step * stride) {
+    const bool zero = r >= valid;
+    mma::copy_async<16>(dst + r * ld + col, zero ? src + col : from, zero);
+  }
+}
+
+/// dst = f(i, col, src) for the rows [0, rows) of a tile of W 16-bit values a row (src and dst
+/// in shared memory, ld_src and ld_dst values a row, multiples of 8; dst may be src), each value
+/// rounded to T, 8 values a load and a store. Called by the whole block.
+template <class T, int W, class F>
+__device__ inline void map_rows(T *dst, int ld_dst, const T *src, int ld_src, int rows, F f) {
+  for (int e = threadIdx.x; e < rows * (W / 8); e += blockDim.x) {
+    const int i = e / (W / 8), col0 = (e % (W / 8)) * 8;
+    alignas(16) T x[8];
+    *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(src + i * ld_src + col0);
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      x[u] = to<T>(f(i, col0 + u, val(x[u])));
+    *reinterpret_cast<uint4 *>(dst + i * ld_dst + col0) = *reinterpret_cast<const uint4 *>(x);
   }
 }
 
@@ -535,46 +555,78 @@ __device__ inline void store_rows(T *dst, const mma::Acc (&acc)[TILES], int row0
     }
 }
 
+/// The fp32 places of unit_lower_inverse: A (rows 16-byte aligned) and the partial sums of one
+/// block diagonal.
+struct LowerInverse {
+  static constexpr int LA = C + 4, LP = SUB + 4;
+  float a[C][LA];
+  float part[C / SUB - 1][SUB][LP];
+};
+
 /// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
-/// fp32: the four 16-row diagonal blocks by forward substitution, then the blocks below them one
-/// block diagonal at a time, A_IJ = -A_II (sum_{J <= M < I} A0_IM A_MJ). Called by the whole
-/// block; ends synchronised.
-template <int LF>
-__device__ void unit_lower_inverse(const float (*a0)[LF], float (*a)[LF],
-                                   float (*part)[SUB][SUB + 1]) {
-  const int tid = threadIdx.x;
-  for (int e = tid; e < C * C; e += blockDim.x)
-    a[e / C][e % C] = 0.0f;
-  __syncthreads();
-  if (tid < C) { // block b's column jj: its rows in order
-    const int r0 = SUB * (tid / SUB), jj = tid % SUB;
-    a[r0 + jj][r0 + jj] = 1.0f;
-    for (int i = jj + 1; i < SUB; ++i) {
-      float x = 0;
-      for (int m = jj; m < i; ++m)
-        x += a0[r0 + i][r0 + m] * a[r0 + m][r0 + jj];
-      a[r0 + i][r0 + jj] = -x;
+/// fp32, every entry (i, j) also handed to put(i, j, A_ij) once final (zeros above the diagonal
+/// included): the four 16-row diagonal blocks by forward substitution, a warp a block and a lane
+/// a column held in registers; then the blocks below them one block diagonal at a time, P_IJ =
+/// sum_{J <= M < I} A0_IM A_MJ and A_IJ = -A_II P_IJ, a thread four adjacent entries of a row.
+/// Called by the whole block (at least 192 threads); ends synchronised.
+template <int LF, class Put>
+__device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put) {
+  constexpr int BLOCKS = C / SUB;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  if (warp < BLOCKS && lane < SUB) { // diagonal block `warp`, column lane
+    const int r0 = SUB * warp, jj = lane;
+    float x[SUB];
+#pragma unroll
+    for (int i = 0; i < SUB; ++i) {
+      float y = 0;
+#pragma unroll
+      for (int m = 0; m < i; ++m)
+        y += a0[r0 + i][r0 + m] * x[m];
+      x[i] = i == jj ? 1.0f : (i < jj ? 0.0f : -y);
+    }
+#pragma unroll
+    for (int i = 0; i < SUB; ++i) {
+      s.a[r0 + i][r0 + jj] = x[i];
+      put(r0 + i, r0 + jj, x[i]);
+    }
+  } else if (warp >= BLOCKS) { // the zeros above the diagonal blocks
+    for (int e = tid - 32 * BLOCKS; e < C * C; e += blockDim.x - 32 * BLOCKS) {
+      const int i = e / C, j = e % C;
+      if (j / SUB > i / SUB)
+        put(i, j, 0.0f);
     }
   }
   __syncthreads();
-  for (int dist = 1; dist < C / SUB; ++dist) {
-    const int entries = (C / SUB - dist) * SUB * SUB;
-    for (int e = tid; e < entries; e += blockDim.x) { // part_IJ = sum_M A0_IM A_MJ
-      const int b = e / (SUB * SUB), I = dist + b, J = b;
-      const int r = (e / SUB) % SUB, cc = e % SUB;
-      float x = 0;
-      for (int m = SUB * J; m < SUB * I; ++m)
-        x += a0[SUB * I + r][m] * a[m][SUB * J + cc];
-      part[b][r][cc] = x;
+#pragma unroll
+  for (int dist = 1; dist < BLOCKS; ++dist) {
+    const int b = tid / 64, r = (tid % 64) / 4, c0 = 4 * (tid % 4);
+    const int I = b + dist, J = b;
+    const bool mine = b < BLOCKS - dist;
+    if (mine) { // P_IJ, row r, columns c0..c0 + 3
+      float4 p = {0, 0, 0, 0};
+#pragma unroll
+      for (int m = 0; m < SUB * dist; ++m) {
+        const float x = a0[SUB * I + r][SUB * J + m];
+        const float4 y = *reinterpret_cast<const float4 *>(&s.a[SUB * J + m][SUB * J + c0]);
+        p.x += x * y.x, p.y += x * y.y, p.z += x * y.z, p.w += x * y.w;
+      }
+      *reinterpret_cast<float4 *>(&s.part[b][r][c0]) = p;
     }
     __syncthreads();
-    for (int e = tid; e < entries; e += blockDim.x) { // A_IJ = -A_II part_IJ
-      const int b = e / (SUB * SUB), I = dist + b, J = b;
-      const int r = (e / SUB) % SUB, cc = e % SUB;
-      float x = 0;
-      for (int m = 0; m <= r; ++m)
-        x += a[SUB * I + r][SUB * I + m] * part[b][m][cc];
-      a[SUB * I + r][SUB * J + cc] = -x;
+    if (mine) { // A_IJ = -A_II P_IJ (A_II zero above its diagonal)
+      float4 y = {0, 0, 0, 0};
+#pragma unroll
+      for (int m = 0; m < SUB; ++m) {
+        const float x = s.a[SUB * I + r][SUB * I + m];
+        const float4 z = *reinterpret_cast<const float4 *>(&s.part[b][m][c0]);
+        y.x += x * z.x, y.y += x * z.y, y.z += x * z.z, y.w += x * z.w;
+      }
+      const float out[4] = {-y.x, -y.y, -y.z, -y.w};
+      *reinterpret_cast<float4 *>(&s.a[SUB * I + r][SUB * J + c0]) =
+          make_float4(out[0], out[1], out[2], out[3]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        put(SUB * I + r, SUB * J + c0 + u, out[u]);
     }
     __syncthreads();
   }
