@@ -67,33 +67,42 @@ Stages forward_stages(const DeltaArgs &args, const ChunkTable &table, const deta
 /// The tensor-core WY kernel's outputs (gpu/detail/delta_launch.hpp, DeltaTcScratch), in the
 /// input type but for the decays.
 struct TcWy {
-  DeviceArray Aqk, qd, kd, w, u, decay, A;
+  DeviceArray Aqk, qd, kd, w, u, decay, A, row_up, row_to_end;
 };
 /// Runs the tensor-core WY kernel into new buffers (A too when with_A; Aqk and qd only with_scores:
-/// kda's states alone, for gated_oja, skip them), the stages into `st`.
+/// kda's states alone, for gated_oja, skip them; with row_factors, a scalar gate's, each row's
+/// e^{g_cum} and e^{gl - g_cum} in place of qd and kd), the stages into `st`.
 TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
                     const detail::ChunkDims &d, const ChunkShapes &s, bool poison,
-                    const detail::DeltaTcStages &st, bool with_A, bool with_scores = true) {
+                    const detail::DeltaTcStages &st, bool with_A, bool with_scores = true,
+                    bool row_factors = false) {
   const std::size_t C = kernel_chunk_size;
   const DType in = args.q->dtype();
   TcWy r;
-  if (with_scores) {
+  if (with_scores)
     r.Aqk = output(in, {s.B, s.T, s.H, C}, poison);
-    r.qd = output(in, args.q->shape(), poison);
+  if (row_factors) {
+    r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
+    r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
+  } else {
+    if (with_scores)
+      r.qd = output(in, args.q->shape(), poison);
+    r.kd = output(in, args.k->shape(), poison);
   }
-  r.kd = output(in, args.k->shape(), poison);
   r.w = output(in, args.k->shape(), poison);
   r.u = output(in, args.v->shape(), poison);
   r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   if (with_A)
     r.A = output(in, {s.B, s.T, s.H, C}, poison);
   const detail::DeltaTcScratch x{with_scores ? r.Aqk.data() : nullptr,
-                                 with_scores ? r.qd.data() : nullptr,
+                                 r.qd.data(),
                                  r.kd.data(),
                                  r.w.data(),
                                  r.u.data(),
                                  f32(r.decay),
-                                 with_A ? r.A.data() : nullptr};
+                                 with_A ? r.A.data() : nullptr,
+                                 f32(r.row_up),
+                                 f32(r.row_to_end)};
   detail::launch_chunk_delta_wy_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
                                    f32(args.beta), x, st, t, d);
   return r;
@@ -120,11 +129,17 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     r.stages = stage_buffers(args, s, false, poison);
     st = {f32(r.stages.g_cum), f32(r.stages.A0), f32(r.stages.A), f32(r.stages.w), f32(r.stages.u)};
   }
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, with_output);
+  // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
+  const bool row_factors = with_output && d.G == 1;
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, with_output, row_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   detail::TcStatePass p;
-  p.left = wy.kd.data();
+  p.left = row_factors ? args.k->data() : wy.kd.data();
+  if (row_factors) {
+    p.row_up = f32(wy.row_up);
+    p.row_to_end = f32(wy.row_to_end);
+  }
   p.right = wy.u.data();
   p.w = wy.w.data();
   p.decay = f32(wy.decay);
@@ -132,7 +147,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   if (with_output) {
     r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
     p.o = r.o.data();
-    p.qd = wy.qd.data();
+    p.qd = row_factors ? args.q->data() : wy.qd.data();
     p.A16 = wy.Aqk.data();
   } else {
     r.h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);

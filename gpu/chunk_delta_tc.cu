@@ -29,7 +29,9 @@
 // factor once for both products; the diagonal block's rows whose spread passes spread_limit are
 // summed term by term in fp32; the delta rules' keys are rows of norm at most 1.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
-// the output and the state update fused at each chunk (kda: the decay per key).
+// the output and the state update fused at each chunk (kda: the decay per key). A scalar gate's
+// forward stores each row's e^{g_cum} and e^{gl - g_cum} (DeltaTcScratch::row_up) in place of qd
+// and kd, and the sequential kernel scales by them.
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_sizes, in, out, C
 #include "detail/delta_launch.hpp"
@@ -93,6 +95,11 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
 
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
                                        static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  if constexpr (SCALAR)
+    if (x.row_up && tid < n) {
+      x.row_up[row_at + static_cast<long>(tid) * d.H] = s.gates.row_up[tid];
+      x.row_to_end[row_at + static_cast<long>(tid) * d.H] = s.gates.row_to_end[tid];
+    }
 
   // -- Aqk = (q~ k^T) . D and A0 = Diag(beta) (k k^T) . D: warp w, rows [16 (w % 4), +16),
   //    the column tiles of parity w / 4 up to the diagonal

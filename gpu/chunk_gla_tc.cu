@@ -23,7 +23,10 @@
 // order with its K x 64 tile of the state in the warps' accumulators, so that h never leaves the
 // chip (the state update and the output fused), each chunk's qd, kd, v and A copied in (cp.async)
 // while the block works on the one before: nothing but tensor-core products and one decay per
-// state row in its loop.
+// state row in its loop. gated_delta_rule's forward (a scalar gate) passes q and k undecayed with
+// each row's e^{g_cum} and e^{gl - g_cum} (TcStatePass::row_up): the output's state term q h is
+// scaled by scale e^{g_cum} in fp32 after its product, and v_new by e^{gl - g_cum} before it is
+// rounded for the update, so that the WY kernel stores no qd and kd.
 //
 // The scores' decays, per key (gla), where no exp may overflow however strong the gates:
 // rows fall into four 16-row sub-chunks; for row i of sub-chunk I, the reference row r = 16 I (the
@@ -177,6 +180,7 @@ template <class T, int K, int G> struct alignas(16) ChunkTiles {
   T a[C][LC];     // the scores (dplr's states: right2, TC_BV columns)
   T w[C][LK];     // the delta rules' w (with TcStatePass::w)
   float decay[G]; // e^{gl}
+  float row_up[C], row_to_end[C]; // with TcStatePass::row_up
 };
 template <class T, int K, int G> struct StateShared {
   ChunkTiles<T, K, G> tiles[2];
@@ -184,6 +188,7 @@ template <class T, int K, int G> struct StateShared {
   // of even and odd steps: a chunk's copy is written while the chunk before may still read its own
   T h[2][K][TC_BV + PAD];
   T v_new[C][TC_BV + PAD]; // the delta rules: u - w h, the update's right factor
+  T v_end[C][TC_BV + PAD]; // with row factors: v_new . e^{gl - g_cum}, the update's right factor
 };
 
 /// Starts copying chunk c's tiles into `x` (rows past its end zero).
@@ -212,6 +217,12 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
                     static_cast<long>(d.H) * K, C, rows.n, K);
     copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.A16) + row_at * C,
                     static_cast<long>(d.H) * C, C, rows.n, C);
+  }
+  if (p.row_up && threadIdx.x < C) {
+    const int i = threadIdx.x;
+    const long at = row_at + static_cast<long>(min(i, rows.n - 1)) * d.H;
+    mma::copy_async<4>(&x.row_up[i], p.row_up + at, i >= rows.n);
+    mma::copy_async<4>(&x.row_to_end[i], p.row_to_end + at, i >= rows.n);
   }
   if constexpr (G == 1) {
     if (threadIdx.x == 0)
@@ -306,15 +317,21 @@ __global__ void __launch_bounds__(STATE_THREADS)
 #pragma unroll
         for (int e = 0; e < 4; e += 2) { // the two values of a row at once (col is even)
           const int i = row0 + mma::acc_row(e), col = ocol0 + nt * 8 + mma::acc_col(e);
-          In x_new[2], kept[2];
+          float y[2];
+          In x_new[2], kept[2], ended[2];
 #pragma unroll
           for (int u = 0; u < 2; ++u) {
-            x_new[u] = to<In>(new_value(i, col + u, acc[nt].x[e + u]));
+            y[u] = new_value(i, col + u, acc[nt].x[e + u]);
+            x_new[u] = to<In>(y[u]);
             kept[u] = p.reverse ? to<In>(-val(x_new[u])) : x_new[u];
+            if (p.row_up) // v_new . e^{gl - g_cum}, rounded once
+              ended[u] = to<In>(x.row_to_end[i] * y[u]);
             if (p.v_new && i < rows.n)
               p.v_new[at_v(rows.bos + i, hd, v0 + col + u, d)] = val(x_new[u]);
           }
           *reinterpret_cast<std::uint32_t *>(&s.v_new[i][col]) = mma::pack(kept[0], kept[1]);
+          if (p.row_up)
+            *reinterpret_cast<std::uint32_t *>(&s.v_end[i][col]) = mma::pack(ended[0], ended[1]);
         }
       if (p.v_new16) // (new_value reads the tile's columns: v0 goes into the pointer)
         store_rows(static_cast<In *>(p.v_new16) + v0, acc, row0, ocol0, rows.n,
@@ -327,6 +344,14 @@ __global__ void __launch_bounds__(STATE_THREADS)
     if (o) { // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns
       mma::Acc acc[O_TILES];
       rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+      if (p.row_up) // q h . scale e^{g_cum}
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float f = d.scale * x.row_up[row0 + mma::acc_row(e)];
+#pragma unroll
+          for (int nt = 0; nt < O_TILES; ++nt)
+            acc[nt].x[e] *= f;
+        }
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the delta rules' output
                              // takes u for v_new in its scores' term
       rows_times(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
@@ -350,8 +375,9 @@ __global__ void __launch_bounds__(STATE_THREADS)
     if (p.w && p.reverse) { // dh' = Diag(e^{gl}) dh + qd^T dO - w^T dv2
       transposed_times_rows(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0, 0, C);
       transposed_times_rows(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
-    } else {
-      transposed_times_rows(state, &x.left[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+    } else { // (with row factors: k^T (v_new . e^{gl - g_cum}))
+      transposed_times_rows(state, &x.left[0][0], X::LK, key0, p.row_up ? &s.v_end[0][0] : right,
+                            X::LV, scol0, 0, C);
       if (p.left2) // dplr: + kd^T v
         transposed_times_rows(state, &x.qd[0][0], X::LK, key0, &x.a[0][0], X::LC, scol0, 0, C);
     }

@@ -58,6 +58,9 @@ struct DeltaTcScratch {
   void *Aqk = nullptr, *qd = nullptr, *kd = nullptr, *w = nullptr, *u = nullptr;
   float *decay = nullptr;
   void *A = nullptr; ///< A = (I + A0)^-1 [B*T, H, C] in the input type, optional (the backward's)
+  /// [B*T, H] fp32, optional (a scalar gate): each row's e^{g_cum} and e^{gl - g_cum}, for
+  /// TcStatePass::row_up and row_to_end (then qd and kd may be null: not stored)
+  float *row_up = nullptr, *row_to_end = nullptr;
 };
 /// The stages the WY kernel writes when asked (each optional, fp32): g_cum, A0, A (as the input
 /// type holds it), w and u (likewise).

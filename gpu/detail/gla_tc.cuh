@@ -122,14 +122,14 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
 /// The decayed factors the sequential kernel takes (gpu/chunk_gla_tc.cu, chunk_gla_state_tc) of a
 /// chunk's rows, from q and k in shared memory (ld values a row) and the chunk's gates: qd = q~ .
 /// e^{g_cum} and kd = k . e^{gl - g_cum} in the input type, 8 values a store, and decay = e^{gl}
-/// [NC, H, G] in fp32 (qd and decay only when given). Called by the whole block.
+/// [NC, H, G] in fp32 (each only when given). Called by the whole block.
 template <class In, int K, bool SCALAR, bool COMPACT>
 __device__ void store_decayed_factors(const In *q, const In *k, int ld,
                                       const ChunkGates<K, COMPACT> &s, ChunkRows rows, int c,
                                       int hd, const ChunkDims &d, In *qd, In *kd, float *decay) {
   constexpr int G = SCALAR ? 1 : K;
   const int last = rows.n - 1;
-  for (int e = threadIdx.x; e < rows.n * (K / 8); e += blockDim.x) {
+  for (int e = threadIdx.x; (qd || kd) && e < rows.n * (K / 8); e += blockDim.x) {
     const int i = e / (K / 8), col0 = (e % (K / 8)) * 8;
     alignas(16) In xq[8];
     alignas(16) In xk[8];
@@ -148,7 +148,8 @@ __device__ void store_decayed_factors(const In *q, const In *k, int ld,
     const long at = (static_cast<long>(rows.bos + i) * d.H + hd) * K + col0;
     if (qd)
       *reinterpret_cast<uint4 *>(qd + at) = *reinterpret_cast<const uint4 *>(xq);
-    *reinterpret_cast<uint4 *>(kd + at) = *reinterpret_cast<const uint4 *>(xk);
+    if (kd)
+      *reinterpret_cast<uint4 *>(kd + at) = *reinterpret_cast<const uint4 *>(xk);
   }
   if (decay && threadIdx.x < G)
     decay[(static_cast<long>(c) * d.H + hd) * G + threadIdx.x] =
