@@ -9,7 +9,8 @@
 #   OUT=DIR STEPS="check bench ncu" bash gpu/tests/tensor_core_on_device.sh CARRY [FLA]
 #
 # STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores]), bench
-# (gpu_bench), ncu, sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
+# (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
+# SOURCE_ROOT the path of the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
 # RULES (default every rule: "gla simple_gla gated_delta_rule kda dplr_fla gated_oja"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
@@ -60,6 +61,26 @@ for step in ${STEPS:-check bench ncu}; do
       echo "ncu $r exit $?"
       grep -E "_tc_kernel<|chunk_dg_|Duration|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|dram__bytes|hmma" \
         "$work/ncu_$r.txt"
+    done
+    ;;
+  source)
+    # where each kernel's time goes by source line (gpu/bench/stall_lines.py); the source text is
+    # read from the paths the build recorded: SOURCE_ROOT, the tree the carry was built from,
+    # is linked to this tree when it does not exist here
+    if [ -n "${SOURCE_ROOT:-}" ] && [ ! -e "$SOURCE_ROOT" ]; then
+      mkdir -p "$(dirname "$SOURCE_ROOT")" && ln -s "$PWD" "$SOURCE_ROOT"
+    fi
+    for r in $rules; do
+      LD_LIBRARY_PATH=$bench_path timeout 300 ncu --clock-control none --set full \
+        --import-source yes --kernel-name regex:'_tc_kernel' --launch-count ${NCU_LAUNCHES:-13} \
+        -o "$work/source_$r" "$CARRY/bin/gpu_bench" --rule "$r" --kernels tensor-cores \
+        --warmup 0 --repeat 1 --out "$work/source_bench_$r.json" >"$work/source_$r.log" 2>&1
+      echo "ncu --set full $r exit $?"
+      ncu --import "$work/source_$r.ncu-rep" --page source --print-source cuda,sass --csv \
+        >"$work/source_$r.csv" 2>>"$work/source_$r.log"
+      python3 gpu/bench/stall_lines.py "$work/source_$r.csv" --out "$work/stall_lines_$r.md"
+      echo "stall_lines $r exit $?"
+      rm -f "$work/source_$r.ncu-rep" "$work/source_$r.csv"
     done
     ;;
   sanitize)
