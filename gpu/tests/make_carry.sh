@@ -14,6 +14,8 @@ cmake --build "$BUILD" --target ruleproof gpu_kernel_tests gpu_check_planted
 cmake --build "$BUILD" --target gpu_bench 2>/dev/null || true # CUDA builds only
 rm -rf "$CARRY"
 mkdir -p "$CARRY/bin" "$CARRY/lib"
+# the tree the programs were built from: their device code's source lines name its files
+(cd "$(dirname "$0")/../.." && pwd) >"$CARRY/source_root"
 cp "$BUILD/cli/ruleproof" "$BUILD/gpu/tests/gpu_kernel_tests" "$BUILD/gpu/tests/gpu_check_planted" \
   "$CARRY/bin/"
 [ -x "$BUILD/gpu/gpu_bench" ] && cp "$BUILD/gpu/gpu_bench" "$CARRY/bin/"

@@ -10,7 +10,7 @@
 #
 # STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores]), bench
 # (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
-# SOURCE_ROOT the path of the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
+# SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
 # RULES (default every rule: "gla simple_gla gated_delta_rule kda dplr_fla gated_oja"), CASES (default 6), SANITIZE_SECTIONS (Catch sections after
@@ -65,10 +65,11 @@ for step in ${STEPS:-check bench ncu}; do
     ;;
   source)
     # where each kernel's time goes by source line (gpu/bench/stall_lines.py); the source text is
-    # read from the paths the build recorded: SOURCE_ROOT, the tree the carry was built from,
-    # is linked to this tree when it does not exist here
-    if [ -n "${SOURCE_ROOT:-}" ] && [ ! -e "$SOURCE_ROOT" ]; then
-      mkdir -p "$(dirname "$SOURCE_ROOT")" && ln -s "$PWD" "$SOURCE_ROOT"
+    # read from the paths the build recorded: the tree the carry was built from (SOURCE_ROOT, by
+    # default the one make_carry.sh wrote down) is linked to this tree when it is not here
+    root=${SOURCE_ROOT:-$(cat "$CARRY/source_root" 2>/dev/null)}
+    if [ -n "$root" ] && [ ! -e "$root" ]; then
+      mkdir -p "$(dirname "$root")" && ln -s "$PWD" "$root"
     fi
     for r in $rules; do
       LD_LIBRARY_PATH=$bench_path timeout 300 ncu --clock-control none --set full \
