@@ -8,7 +8,7 @@
 #
 #   OUT=DIR STEPS="check bench ncu" bash gpu/tests/tensor_core_on_device.sh CARRY [FLA]
 #
-# STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores]), bench
+# STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), bench
 # (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
@@ -42,6 +42,9 @@ for step in ${STEPS:-check bench ncu}; do
       >"$work/tc_tests.log" 2>&1
     echo "gpu_kernel_tests [tensor_cores] exit $?" | tee -a "$work/tc_tests.log"
     tail -3 "$work/tc_tests.log"
+    timeout 60 "$CARRY/bin/gpu_wgmma_tests" >"$work/wgmma_tests.log" 2>&1
+    echo "gpu_wgmma_tests exit $?" | tee -a "$work/wgmma_tests.log"
+    grep -E "^wgmma|passed|failed" "$work/wgmma_tests.log"
     ;;
   bench)
     LD_LIBRARY_PATH=$bench_path timeout 120 "$CARRY/bin/gpu_bench" "${rule_args[@]}" \

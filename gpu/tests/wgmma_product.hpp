@@ -1,0 +1,25 @@
+// ruleproof: one warpgroup's 64 x 64 x 128 product on wgmma (gpu/detail/wgmma.cuh), for its
+// test (gpu/tests/wgmma_tests.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ruleproof::gpu::test {
+
+constexpr int WGMMA_M = 64, WGMMA_N = 64, WGMMA_K = 128;
+
+/// How the product reads its right factor, and whether its descriptors carry the core matrices'
+/// two offsets each in the other's field (a deliberate error, which the test must see).
+struct WgmmaLayout {
+  bool b_mn_major = false;
+  bool offsets_swapped = false;
+};
+
+/// D = A B^T on one warpgroup: A (64 x 128) and Bt (64 x 128) row-major, as the bits of 16-bit
+/// values (fp16 if `fp16`, else bf16); D (64 x 64) row-major in fp32. Throws on a CUDA error.
+std::vector<float> wgmma_tile_product(const std::vector<std::uint16_t> &a,
+                                      const std::vector<std::uint16_t> &bt, bool fp16,
+                                      WgmmaLayout layout);
+
+} // namespace ruleproof::gpu::test
