@@ -96,10 +96,7 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
                                        static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
   if constexpr (SCALAR)
-    if (x.row_up && tid < n) {
-      x.row_up[row_at + static_cast<long>(tid) * d.H] = s.gates.row_up[tid];
-      x.row_to_end[row_at + static_cast<long>(tid) * d.H] = s.gates.row_to_end[tid];
-    }
+    store_row_factors(s.gates, rows, hd, d, x.row_up, x.row_to_end);
 
   // -- Aqk = (q~ k^T) . D and A0 = Diag(beta) (k k^T) . D: warp w, rows [16 (w % 4), +16),
   //    the column tiles of parity w / 4 up to the diagonal

@@ -38,17 +38,26 @@ States forward_states(const GlaArgs &args, const ChunkTable &table, const detail
 /// What the tensor-core path's scores kernel passes on (gpu/chunk_gla_tc.cu): the scores and
 /// the decayed factors in the input type (the operands of the products that read them), and the
 /// chunks' decays.
+/// With `row_factors` (a scalar gate's forward) each row's e^{g_cum} and e^{gl - g_cum} in fp32 in
+/// place of qd and kd.
 struct TcScores {
-  DeviceArray A16, qd, kd, decay;
-  detail::TcScratch scratch() { return {A16.data(), qd.data(), kd.data(), f32(decay)}; }
+  DeviceArray A16, qd, kd, decay, row_up, row_to_end;
+  detail::TcScratch scratch() {
+    return {A16.data(), qd.data(), kd.data(), f32(decay), f32(row_up), f32(row_to_end)};
+  }
 };
 TcScores tensor_core_scores(const GlaArgs &args, const ChunkTable &table,
                             const detail::ChunkDims &d, const ChunkShapes &s, bool poison, float *A,
-                            float *g_cum) {
+                            float *g_cum, bool row_factors = false) {
   TcScores r;
   r.A16 = output(args.q->dtype(), {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
-  r.qd = output(args.q->dtype(), args.q->shape(), poison);
-  r.kd = output(args.q->dtype(), args.k->shape(), poison);
+  if (row_factors) {
+    r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
+    r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
+  } else {
+    r.qd = output(args.q->dtype(), args.q->shape(), poison);
+    r.kd = output(args.q->dtype(), args.k->shape(), poison);
+  }
   r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   detail::launch_chunk_gla_scores_tc(args.q->data(), args.k->data(), f32(args.g), r.scratch(), A,
                                      g_cum, table.device(), d);
@@ -70,15 +79,18 @@ GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
     r.h = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
     r.A = output(DType::fp32, {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
   }
+  const bool row_factors = d.G == 1; // simple_gla: q and k undecayed, scaled in fp32
   TcScores sc = tensor_core_scores(args, table, d, s, poison, stages ? f32(r.A) : nullptr,
-                                   stages ? f32(r.g_cum) : nullptr);
+                                   stages ? f32(r.g_cum) : nullptr, row_factors);
   detail::TcStatePass p;
-  p.left = sc.kd.data();
+  p.left = row_factors ? args.k->data() : sc.kd.data();
   p.right = args.v->data();
   p.decay = f32(sc.decay);
   p.s0 = f32(args.h0);
   p.o = r.o.data();
-  p.qd = sc.qd.data();
+  p.qd = row_factors ? args.q->data() : sc.qd.data();
+  p.row_up = f32(sc.row_up);
+  p.row_to_end = f32(sc.row_to_end);
   p.A16 = sc.A16.data();
   p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
   p.s_chunks = stages ? f32(r.h) : nullptr;

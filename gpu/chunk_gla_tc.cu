@@ -23,10 +23,11 @@
 // order with its K x 64 tile of the state in the warps' accumulators, so that h never leaves the
 // chip (the state update and the output fused), each chunk's qd, kd, v and A copied in (cp.async)
 // while the block works on the one before: nothing but tensor-core products and one decay per
-// state row in its loop. gated_delta_rule's forward (a scalar gate) passes q and k undecayed with
-// each row's e^{g_cum} and e^{gl - g_cum} (TcStatePass::row_up): the output's state term q h is
-// scaled by scale e^{g_cum} in fp32 after its product, and v_new by e^{gl - g_cum} before it is
-// rounded for the update, so that the WY kernel stores no qd and kd.
+// state row in its loop. The forwards of a scalar gate (simple_gla, gated_delta_rule) pass q and k
+// undecayed with each row's e^{g_cum} and e^{gl - g_cum} (TcStatePass::row_up): the output's
+// state term q h is scaled by scale e^{g_cum} in fp32 after its product, and v (v_new) by
+// e^{gl - g_cum} before it is rounded for the update, so that the scores (WY) kernel stores no qd
+// and kd.
 //
 // The scores' decays, per key (gla), where no exp may overflow however strong the gates:
 // rows fall into four 16-row sub-chunks; for row i of sub-chunk I, the reference row r = 16 I (the
@@ -70,7 +71,8 @@ constexpr int TC_BV = 64; // value columns of a block of the sequential kernel
 // chunk_gla_scores_tc: grid (NC, H), SCORE_THREADS threads, sizeof(ScoreShared<In, K>) bytes of
 // dynamic shared memory. Writes A16 [B*T, H, C] (zero above the diagonal), qd and kd (q's
 // shape), all in the input type; decay [NC, H, G] = e^{gl}; A_out (fp32 A) and g_cum_out when
-// given.
+// given; with a scalar gate, row_up and row_to_end (store_row_factors) when given, in place of
+// qd and kd.
 // 8 warps: warp w, rows [16 (w % 4), +16), the column tiles nt (8 columns each) of parity w / 4
 constexpr int SCORE_THREADS = 256;
 
@@ -84,8 +86,8 @@ template <class T, int K> struct ScoreShared {
 template <class In, int K, bool SCALAR>
 __global__ void __launch_bounds__(SCORE_THREADS)
     chunk_gla_scores_tc_kernel(const In *q, const In *k, const float *g, In *A16, In *qd, In *kd,
-                               float *decay, float *A_out, float *g_cum_out, DeviceChunkTable t,
-                               ChunkDims d) {
+                               float *decay, float *row_up, float *row_to_end, float *A_out,
+                               float *g_cum_out, DeviceChunkTable t, ChunkDims d) {
   using S = ScoreShared<In, K>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
@@ -104,6 +106,8 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   // -- qd, kd and e^{gl} for the sequential kernel
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d, qd,
                                        kd, decay);
+  if constexpr (SCALAR)
+    store_row_factors(s.gates, rows, hd, d, row_up, row_to_end);
 
   // -- the scores of the warp's rows [row0, row0 + 16), its tiles of columns [0, row0 + 16)
   const int row0 = SUB * (warp % 4), parity = warp / 4;
@@ -339,6 +343,13 @@ __global__ void __launch_bounds__(STATE_THREADS)
                    new_value);
       __syncthreads(); // every row of v_new is in
       right = &s.v_new[0][0];
+    } else if (p.row_up) { // the update's right factor v . e^{gl - g_cum}, rounded once
+      for (int e = threadIdx.x; e < C * (TC_BV / 2); e += STATE_THREADS) {
+        const int i = e / (TC_BV / 2), col = 2 * (e % (TC_BV / 2));
+        const float f = x.row_to_end[i];
+        *reinterpret_cast<std::uint32_t *>(&s.v_end[i][col]) =
+            mma::pack(to<In>(f * val(x.right[i][col])), to<In>(f * val(x.right[i][col + 1])));
+      }
     }
 
     if (o) { // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns
@@ -364,7 +375,9 @@ __global__ void __launch_bounds__(STATE_THREADS)
                  [](int, int, float x) { return x; });
     }
 
-    // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
+    if (p.row_up && !p.w)
+      __syncthreads(); // every row of v_end is in
+                       // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float decay_e = x.decay[SCALAR ? 0 : key0 + mma::acc_row(e)];
@@ -398,9 +411,9 @@ void launch_scores(const void *q, const void *k, const float *g, const TcScratch
   const int bytes = static_cast<int>(sizeof(ScoreShared<In, K>));
   auto *kernel = chunk_gla_scores_tc_kernel<In, K, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_gla_scores_tc_kernel");
-  kernel<<<dim3(t.NC, d.H), SCORE_THREADS, bytes>>>(in<In>(q), in<In>(k), g, out<In>(scratch.A16),
-                                                    out<In>(scratch.qd), out<In>(scratch.kd),
-                                                    scratch.decay, A, g_cum, t, d);
+  kernel<<<dim3(t.NC, d.H), SCORE_THREADS, bytes>>>(
+      in<In>(q), in<In>(k), g, out<In>(scratch.A16), out<In>(scratch.qd), out<In>(scratch.kd),
+      scratch.decay, scratch.row_up, scratch.row_to_end, A, g_cum, t, d);
 }
 
 template <class In, int K, bool SCALAR>

@@ -29,6 +29,9 @@ void launch_chunk_bwd_dqkv(const void *q, const void *k, const void *v, const fl
 struct TcScratch {
   void *A16 = nullptr, *qd = nullptr, *kd = nullptr;
   float *decay = nullptr;
+  // a scalar gate's forward: e^{g_cum} and e^{gl - g_cum} of each row [B*T, H], fp32, for the
+  // sequential kernel's TcStatePass::row_up (qd and kd then null)
+  float *row_up = nullptr, *row_to_end = nullptr;
 };
 /// The scores kernel of the tensor-core path (gpu/chunk_gla_tc.cu), every chunk at once:
 /// g_cum, the scores and the decayed factors into `scratch`; A (the scores in fp32) and g_cum

@@ -156,6 +156,20 @@ __device__ void store_decayed_factors(const In *q, const In *k, int ld,
         expf(s.g[last][SCALAR ? 0 : threadIdx.x]);
 }
 
+/// A scalar gate's row factors in place of qd and kd, for a sequential kernel that scales in fp32
+/// (TcStatePass::row_up): e^{g_cum} and e^{gl - g_cum} of each of the chunk's rows into row_up
+/// and row_to_end [B*T, H] (fp32). Called by the whole block after chunk_gates.
+template <int K, bool COMPACT>
+__device__ inline void store_row_factors(const ChunkGates<K, COMPACT> &s, ChunkRows rows, int hd,
+                                         const ChunkDims &d, float *row_up, float *row_to_end) {
+  const int i = threadIdx.x;
+  if (row_up && i < rows.n) {
+    const long at = (static_cast<long>(rows.bos) + i) * d.H + hd;
+    row_up[at] = s.row_up[i];
+    row_to_end[at] = s.row_to_end[i];
+  }
+}
+
 /// The largest spread of a factored decay inside a sub-chunk's diagonal block: factors such as
 /// k e^{spread} stay within the input type's range (fp16's largest value is 65504).
 template <class T> constexpr float spread_limit = 40.0f;
