@@ -46,7 +46,7 @@ struct GpuCheckOptions {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool require_gpu = false;
   std::size_t shrink = 20; ///< checks spent shrinking each failing random case
-  std::string kernels = "cuda-cores";
+  std::string kernels = "tensor-cores";
   gpu::KernelPath path() const { return gpu::path_named(kernels); }
   /// The policies the outputs are judged under (check.hpp, forward_policy, backward_policy).
   std::string policies() const {
@@ -166,7 +166,7 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
       r.property = name_of(j.kind), r.output = output;
       r.replay.command = fmt::format(
           "ruleproof gpu-check --rule {} --dtype {} --cases {} --seed {}{}", rule, type, opt.cases,
-          opt.seed, opt.kernels == "cuda-cores" ? "" : " --kernels " + opt.kernels);
+          opt.seed, opt.kernels == "tensor-cores" ? "" : " --kernels " + opt.kernels);
     }
     ++r.cases;
     const bool first_failure = !holds && r.failures++ == 0;
@@ -429,10 +429,10 @@ void add_gpu_check_command(CLI::App &app, int &status) {
   sub->add_option("--shrink", opt->shrink, "checks spent shrinking each failing random case")
       ->capture_default_str();
   sub->add_option("--kernels", opt->kernels,
-                  "which kernels run: cuda-cores (every product fp32 on CUDA cores, judged under "
-                  "the fp32 policy) or tensor-cores (the tensor-core forward and backward of gla, "
+                  "which kernels run: tensor-cores (the tensor-core forward and backward of gla, "
                   "simple_gla, gated_delta_rule, kda, dplr_fla and gated_oja, judged under the "
-                  "tensor-core policy)")
+                  "tensor-core policy) or cuda-cores (the earlier kernels, every product fp32 on "
+                  "CUDA cores, judged under the fp32 policy)")
       ->check(CLI::IsMember({gpu::path_name(gpu::KernelPath::cuda_cores),
                              gpu::path_name(gpu::KernelPath::tensor_cores)}))
       ->capture_default_str();
@@ -447,7 +447,7 @@ void add_gpu_check_command(CLI::App &app, int &status) {
     command += " --cases " + std::to_string(opt->cases) + " --seed " + std::to_string(opt->seed) +
                " --threads " + std::to_string(opt->threads) + " --shrink " +
                std::to_string(opt->shrink) + " --out " + opt->out;
-    if (opt->kernels != "cuda-cores")
+    if (opt->kernels != "tensor-cores")
       command += " --kernels " + opt->kernels;
     if (opt->require_gpu)
       command += " --require-gpu";

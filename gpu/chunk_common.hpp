@@ -23,9 +23,9 @@ namespace ruleproof::gpu {
 
 /// \brief Everything that is not a tensor.
 struct ChunkOptions {
-  KernelPath path = KernelPath::cuda_cores; ///< kernel_rule.hpp
-  std::optional<double> scale;              ///< multiplies q; default K^-1/2
-  std::vector<std::int64_t> cu_seqlens;     ///< N + 1 offsets with B == 1; empty: a sequence a row
+  KernelPath path = KernelPath::tensor_cores; ///< kernel_rule.hpp; cuda_cores: the fp32 kernels
+  std::optional<double> scale;                ///< multiplies q; default K^-1/2
+  std::vector<std::int64_t> cu_seqlens; ///< N + 1 offsets with B == 1; empty: a sequence a row
   bool output_final_state = true;
   bool return_stages = false; ///< also return the stage intermediates (each rule lists them)
   bool poison_outputs =
