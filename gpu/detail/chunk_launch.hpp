@@ -72,10 +72,10 @@ struct TcStatePass {
   void *v_new16 = nullptr;     ///< the same (dv2 with reverse) in the input type, optional
   const void *left2 = nullptr; ///< [B*T, H, K]: a second update term's left factor, optional
   const void *right2 = nullptr; ///< [B*T, H, V]: its right factor (with left2)
-  /// [B*T, H] fp32, optional (a scalar gate, with w, forwards): each row's e^{g_cum} and e^{gl -
-  /// g_cum}. left and qd are then k and q themselves: the output's state term is scaled by scale
-  /// e^{g_cum} in fp32 after its product, the update's right factor v_new by e^{gl - g_cum}
-  /// before it is rounded.
+  /// [B*T, H] fp32, optional (a scalar gate's forward with the output: simple_gla, and
+  /// gated_delta_rule with w): each row's e^{g_cum} and e^{gl - g_cum}. left and qd are then k and
+  /// q themselves: the output's state term is scaled by scale e^{g_cum} in fp32 after its
+  /// product, the update's right factor (v, or v_new) by e^{gl - g_cum} before it is rounded.
   const float *row_up = nullptr, *row_to_end = nullptr;
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
