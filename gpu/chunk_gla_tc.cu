@@ -375,9 +375,10 @@ __global__ void __launch_bounds__(STATE_THREADS)
                  [](int, int, float x) { return x; });
     }
 
-    if (p.row_up && !p.w)
+    if (p.row_up && !p.w) {
       __syncthreads(); // every row of v_end is in
-                       // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
+    }
+    // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float decay_e = x.decay[SCALAR ? 0 : key0 + mma::acc_row(e)];

@@ -4,7 +4,8 @@
 // tensor-core kernels, the ldmatrix and mma.sync of gpu/detail/mma.cuh (one ldmatrix an operand
 // fragment, one mma.sync a 16 x 8 x 16 product), whose instructions are what the sequential
 // kernel's chunks wait on (reports/gpu/tensor_core.md). Built only for compute_90a
-// (`-gencode arch=compute_90a,code=sm_90a`); its test is gpu/tests/wgmma_tests.cu.
+// (`-gencode arch=compute_90a,code=sm_90a`); its test is gpu/tests/wgmma_tests.cpp (the product it
+// runs: gpu/tests/wgmma_product.cu).
 //
 // Operands in shared memory, without swizzle (PTX ISA, "Shared Memory Matrix Layout" and
 // "Matrix Descriptor"): the unit is the core matrix, 8 rows of 16 bytes (8 16-bit values) in
