@@ -243,6 +243,7 @@ struct Measure {
   std::string form;               ///< recurrent, parallel, chunk, chunk_backward, finite_difference
   std::string against;            ///< what it was compared with
   std::size_t elements = 0;       ///< elements compared
+  std::size_t undecided = 0;      ///< elements the precision cannot decide (bound infinite)
   double worst_ratio = 0;         ///< max |a - b| / bound (bitwise checks: 0 or infinity)
   double worst_rel = 0;           ///< max over tensors of max|a - b| / max|b|
   bool finite = true;             ///< false when a NaN or infinity showed up
@@ -282,6 +283,7 @@ struct Report {
     for (const auto &m : measures)
       os << m.form << " vs " << m.against << ": " << (m.holds() ? "holds" : "FAILS")
          << ", error/bound " << m.worst_ratio << ", rel " << m.worst_rel
+         << (m.undecided ? ", " + std::to_string(m.undecided) + " undecided" : "")
          << (m.where.empty() ? "" : ", worst " + m.where) << "\n";
     return os.str();
   }
