@@ -281,7 +281,10 @@ std::string Case::describe() const {
     s << "]";
   }
   s << " h0=" << has_h0 << " final_state=" << output_final_state << " dht=" << has_dht
-    << " gate_scale=" << gate_scale << " seed=" << seed << " split=" << split;
+    << " gate_scale=" << gate_scale;
+  if (key_scale != 1)
+    s << " key_scale=" << key_scale;
+  s << " seed=" << seed << " split=" << split;
   if (path != KernelPath::cuda_cores)
     s << " kernels=" << path_name(path);
   return s.str();
@@ -295,6 +298,9 @@ Drawn draw(const Case &c) {
   d.in.k = filled({c.B, c.T, c.H, c.K}, s, symmetric);
   if (is_delta(c.rule))
     unit_rows(d.in.k, c.K);
+  else
+    for (std::size_t i = 0; i < d.in.k.size(); ++i)
+      d.in.k[i] = static_cast<float>(c.key_scale * d.in.k[i]);
   d.in.v = filled({c.B, c.T, c.H, c.V}, s, symmetric);
   if (c.rule == KernelRule::gated_oja)
     unit_rows(d.in.v, c.V);

@@ -46,6 +46,9 @@ struct Case {
   std::vector<std::int64_t> cu_seqlens; ///< varlen (B == 1) when not empty
   bool has_h0 = false, output_final_state = true, has_dht = false;
   double gate_scale = 1; ///< g = -gate_scale u, u uniform in (0, 1]
+  /// k = key_scale u for the rules whose keys are not unit rows (all but the delta rules): keys
+  /// past fp16's factored range (gpu/detail/gla_tc.cuh, spread_limit_for)
+  double key_scale = 1;
   std::uint64_t seed = 0;
   std::size_t split = 0; ///< causality: the inputs of rows t >= split are redrawn
   KernelPath path = KernelPath::cuda_cores; ///< which kernels run it (kernel_rule.hpp)
@@ -54,7 +57,8 @@ struct Case {
 };
 
 /// \brief The values of a case, rounded as the kernel receives them (twin.hpp, as_stored):
-/// q, k, v, do, h0, dht uniform in [-1, 1], except the delta rules' keys, each row scaled to
+/// q, k, v, do, h0, dht uniform in [-1, 1] (k times key_scale), except the delta rules' keys,
+/// each row scaled to
 /// unit norm (flash-linear-attention's l2-normalised keys; the rules' domain, ||k|| <= 1, keeps
 /// I - beta k k^T a contraction), and gated_oja's values likewise (I - beta v v^T); beta
 /// uniform in (0, 1]; dplr_fla's a and b uniform rows scaled to unit norm (the reference's

@@ -26,7 +26,9 @@ enum class Need { any, varlen, causal };
 /// [0, 200] (a multiple of 64 or not), B, H in {1, 2}, a third of the cases varlen with up to 4
 /// sequences of 0 to 150 rows (an empty one a fifth of the time), initial state, final state
 /// and dht each drawn, gates of scale 1/16, 1/2 or 2 (decay per step down to e^-2: a chunk's
-/// span reaches e^-128, past fp32's factored range).
+/// span reaches e^-128, past fp32's factored range); gla's and dplr_fla's keys a quarter of the
+/// time 32 times as large (in fp16, past the magnitude of 21 that a spread of 8 keeps factors
+/// below 65504 for: gpu/detail/gla_tc.cuh, spread_limit_for).
 inline rc::Gen<Case> case_for(KernelRule rule, DType storage, Need need = Need::any) {
   return rc::gen::exec([rule, storage, need] {
     Case c;
@@ -55,6 +57,8 @@ inline rc::Gen<Case> case_for(KernelRule rule, DType storage, Need need = Need::
     c.gate_scale = *rc::gen::element(0.5, 1.0 / 16, 2.0);
     c.seed = *rc::gen::arbitrary<std::uint64_t>();
     c.split = c.T == 0 ? 0 : *size_in(0, c.T - 1);
+    if (rule == KernelRule::gla || rule == KernelRule::dplr_fla) // drawn last: earlier draws stay
+      c.key_scale = *rc::gen::element(1.0, 1.0, 1.0, 32.0);
     return c;
   });
 }

@@ -136,8 +136,12 @@ __global__ void __launch_bounds__(BWD_THREADS)
   unsigned suffix = 0, prefix = 0;
   float left_out[SCALAR ? 1 : NK * 4]; // kda: the terms a product left out (lower_left_out)
   if constexpr (!SCALAR) {
-    suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
-    prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f);
+    // the factors scaled up: k against the first row; q, and k beta, against the last
+    const float k_size = factor_magnitude<In, K>(&s.k[0][0], S::LK, row0);
+    suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f, k_size);
+    prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f,
+                              fmaxf(factor_magnitude<In, K>(&s.q[0][0], S::LK, row0),
+                                    factor_magnitude<In, K>(&s.k[0][0], S::LK, row0, s.beta)));
   }
 
   // this lane's parts of dbeta (and, for a scalar gate, of dG) of its rows row0 + lane / 4 (u = 0)

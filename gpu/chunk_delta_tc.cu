@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
       s.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
     });
   } else { // per key: factored against each sub-chunk's first row, as gla's scores are
-    const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+    const unsigned pairwise_rows =
+        wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
     const auto take_a0 = [&](const mma::Acc(&acc)[C / 8]) {
       each_entry_of_side(acc, row0, side,
                          [&](int i, int j, float y) { s.a0[i][j] = j < i ? s.beta[i] * y : 0.0f; });

@@ -111,7 +111,10 @@ __global__ void __launch_bounds__(WY_THREADS)
   // -- the four scores: warp w, rows [16 (w % 4), +16), the column tiles of parity w / 4 up to
   //    the diagonal; q~ and d's rows moved up against k, then against a
   const int row0 = SUB * (warp % 4), side = warp / 4;
-  const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+  const unsigned pairwise_rows = wide_rows<In, K>( // the factors scaled up: k and a
+      g_cum, row0, row0, 1.0f,
+      fmaxf(factor_magnitude<In, K>(&s.k[0][0], S::LK, row0),
+            factor_magnitude<In, K>(&s.a[0][0], S::LK, row0)));
   const In *const left[2] = {&s.q[0][0], &s.d[1][0]};
   const float left_scale[2] = {d.scale, -1.0f}; // q~, d
   // A_qk and A_qa: entry (i, j) for j <= i, in the input type (and in fp32 to the stage)
@@ -571,8 +574,14 @@ __global__ void __launch_bounds__(BWD_THREADS)
   const auto term = [&](const float *x, int i, int col) {
     return i < n ? x[(row_at + static_cast<long>(i) * d.H) * K + col] : 0.0f;
   };
-  const unsigned suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
-  const unsigned prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f);
+  // the factors scaled up: k and a against the first row, q and d_up against the last
+  const unsigned suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f,
+                                           fmaxf(factor_magnitude<In, K>(&s.k[0][0], S::LK, row0),
+                                                 factor_magnitude<In, K>(&s.a[0][0], S::LK, row0)));
+  const unsigned prefix =
+      wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f,
+                       fmaxf(factor_magnitude<In, K>(&s.q[0][0], S::LK, row0),
+                             factor_magnitude<In, K>(&s.af[1][0], S::LK, row0)));
   float left_out[2][NQ * 4];
 
   for (int quarter = 0; quarter < 2; ++quarter) {

@@ -91,9 +91,10 @@ __global__ void __launch_bounds__(OJA_THREADS)
   __syncthreads();
 
   // -- o = e^{g_cum} . (q~ h) + (P . R) v on the warp's rows and value columns
+  const unsigned suffix =
+      wide_rows<In, V>(g_cum, row0, row0, 1.0f, factor_magnitude<In, V>(&s.v[0][0], S::LV, row0));
   mma::Acc state[NV], scores[NV];
   rows_times_transposed(state, &s.q[0][0], S::LK, row0, &s.h[0][0], S::LK, vcol0, K);
-  const unsigned suffix = wide_rows<In, V>(g_cum, row0, row0, 1.0f);
   float left_out[NV * 4];
   lower_decayed_product(scores, &s.p[0][0], S::LC, &s.v[0][0], S::LV, g_cum, row0, vcol0, suffix);
   if (suffix)

@@ -128,7 +128,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
     if (SCALAR) {
       rows_times(inside, &s.da[0][0], S::LC, row0, &s.k[0][0], S::LK, kcol0, row0 + SUB);
     } else {
-      pairwise = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+      pairwise = wide_rows<In, K>(g_cum, row0, row0, 1.0f,
+                                  factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
       lower_decayed_product(inside, &s.da[0][0], S::LC, &s.k[0][0], S::LK, g_cum, row0, kcol0,
                             pairwise);
       if (pairwise)
@@ -168,7 +169,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
     if (SCALAR) {
       transposed_times_rows(inside, &s.da[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
     } else {
-      pairwise = wide_rows<In, K>(g_cum, row0, r_end, -1.0f);
+      pairwise = wide_rows<In, K>(g_cum, row0, r_end, -1.0f,
+                                  factor_magnitude<In, K>(&s.q[0][0], S::LK, row0));
       upper_decayed_product(inside, &s.da[0][0], S::LC, &s.q[0][0], S::LK, g_cum, row0, kcol0,
                             pairwise, r_right);
       if (pairwise)

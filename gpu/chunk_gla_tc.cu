@@ -38,10 +38,11 @@
 // (g <= 0): each factor is at most |q~_ic| or |k_jc|, and an exponential that underflows to zero
 // stands for a term below fp32's smallest normal number times |q~ k|. Inside the diagonal block
 // (r <= j <= i) the right factor's exponent is g_cum_rc - g_cum_jc <= g_cum_rc - g_cum_ic, row i's
-// own spread: row i is factored there when its spread is at most SPREAD (8 for fp16, whose largest
-// value is 65504; 40 for bf16) on every key, so that no factor exceeds e^SPREAD |k| (in fp16,
-// below 65504 while |k| < 21: keys larger than that, under gates that strong, would overflow;
-// gpu/tests/twin_tests.cpp shows a limit of 40 overflowing fp16 at |k| <= 1); the rows past
+// own spread: row i is factored there when its spread is at most SPREAD on every key, so that no
+// factor exceeds e^SPREAD |k|: 40 for bf16; for fp16, whose largest value is 65504, 8, lowered to
+// log(65504 / m) when the sub-chunk's largest key m passes 65504 e^-8 = 21.97 (spread_limit_for
+// and factor_magnitude, gpu/detail/gla_tc.cuh; gpu/tests/twin_tests.cpp shows a limit of 40
+// overflowing fp16 at |k| <= 1, and the limit of 8 at keys 32 times as large); the rows past
 // it (the factored rows are a prefix, and deciding row by row keeps the output causal to the last
 // bit, as reference/shared/chunk.hpp's ChunkDecay does) take each term's exp(g_cum_ic - g_cum_jc)
 // <= 1 on CUDA cores, in fp32. So the extreme-gate properties (gates near 0: every decay 1, the
@@ -124,7 +125,8 @@ __global__ void __launch_bounds__(SCORE_THREADS)
     });
   } else {
     // which rows of the diagonal block are factored: a prefix, those whose spread is small
-    const unsigned pairwise_rows = wide_rows<In, K>(g_cum, row0, row0, 1.0f);
+    const unsigned pairwise_rows =
+        wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
     const int r = row0;      // the reference row
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the reference row one
                              // early

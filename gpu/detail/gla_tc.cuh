@@ -7,6 +7,8 @@
 // its product by a matrix, a chunk's scores stored. CUDA only.
 #pragma once
 
+#include <type_traits>
+
 #include "chunk_device.cuh" // C, ChunkRows, ChunkDims
 #include "mma.cuh"
 
@@ -171,21 +173,62 @@ __device__ inline void store_row_factors(const ChunkGates<K, COMPACT> &s, ChunkR
 }
 
 /// The largest spread of a factored decay inside a sub-chunk's diagonal block: factors such as
-/// k e^{spread} stay within the input type's range (fp16's largest value is 65504).
+/// k e^{spread} stay within the input type's range (fp16's largest value is 65504) for factors
+/// of magnitude up to 21 in fp16 (65504 e^-8 = 21.97); spread_limit_for lowers it for larger ones.
 template <class T> constexpr float spread_limit = 40.0f;
 template <> constexpr float spread_limit<__half> = 8.0f;
+/// fp16's largest finite value.
+constexpr float half_max = 65504.0f;
+
+/// The spread limit of a block whose up-scaled factors are at most `magnitude` in absolute value
+/// (factor_magnitude): spread_limit<T>, and in fp16 at most log(65504 / magnitude), so that no
+/// factor magnitude e^{spread} passes fp16's largest value (the rounding of the exp and the
+/// product, a few fp32 ulps, stays far below the half ulp of 16 that would round 65504 up to
+/// infinity). Unchanged for magnitudes up to 21.97; a magnitude past 65504 (none, in fp16) would
+/// make every row of the block wide.
+template <class T> __device__ inline float spread_limit_for(float magnitude) {
+  if constexpr (std::is_same_v<T, __half>)
+    return magnitude > 0.0f ? fminf(spread_limit<T>, logf(half_max / magnitude)) : spread_limit<T>;
+  else
+    return spread_limit<T>;
+}
+
+/// The largest |y_jc s_j| over the rows j in [row0, row0 + 16) and the W columns of y (stored by
+/// rows, ld values a row; s_j = y_scale[j], or 1): the magnitude of the factors that the block's
+/// decays scale up, for spread_limit_for. Every lane of the warp gets it; called by a whole warp.
+/// Only fp16 needs it: in bf16 it is 0 and reads nothing.
+template <class T, int W>
+__device__ inline float factor_magnitude(const T *y, int ld, int row0,
+                                         const float *y_scale = nullptr) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const int lane = threadIdx.x % 32;
+    float m = 0.0f;
+    for (int i = row0; i < row0 + SUB; ++i) {
+      const float s = y_scale ? fabsf(y_scale[i]) : 1.0f;
+      for (int col = lane; col < W; col += 32)
+        m = fmaxf(m, fabsf(val(y[i * ld + col])) * s);
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    return m;
+  } else {
+    return 0.0f;
+  }
+}
 
 /// The rows i (bit i) of the 16 from row0 whose spread against row `ref` exceeds the limit on
-/// some key: sign * (g_cum[ref] - g_cum[row0 + i]) > spread_limit<T>. Called by a whole warp.
+/// some key: sign * (g_cum[ref] - g_cum[row0 + i]) > spread_limit_for<T>(magnitude), with
+/// `magnitude` the factor_magnitude of the factors the block scales up. Called by a whole warp.
 template <class T, int K>
 __device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], int row0, int ref,
-                                     float sign) {
+                                     float sign, float magnitude) {
   const int lane = threadIdx.x % 32;
+  const float limit = spread_limit_for<T>(magnitude);
   unsigned rows = 0;
   for (int i = 0; i < SUB; ++i) {
     bool wide = false;
     for (int col = lane; col < K; col += 32)
-      wide = wide || sign * (g_cum[ref][col] - g_cum[row0 + i][col]) > spread_limit<T>;
+      wide = wide || sign * (g_cum[ref][col] - g_cum[row0 + i][col]) > limit;
     if (__any_sync(0xffffffffu, wide))
       rows |= 1u << i;
   }

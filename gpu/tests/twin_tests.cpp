@@ -158,21 +158,42 @@ Tensor<float> scores_in_kernel_order(const check::Case &c, const check::Drawn &d
   return A;
 }
 
+/// The largest |x| over the rows [r, r + 16) (those before T) of x [1, T, 1, K]: the magnitude
+/// of the factors a sub-chunk scales up (gpu/detail/gla_tc.cuh, factor_magnitude).
+float block_magnitude(const Tensor<float> &x, std::size_t r, std::size_t T, std::size_t K) {
+  float m = 0;
+  for (std::size_t j = r; j < std::min(r + 16, T); ++j)
+    for (std::size_t col = 0; col < K; ++col)
+      m = std::max(m, std::abs(x[j * K + col]));
+  return m;
+}
+
+/// The kernels' spread limit for factors of that magnitude (gpu/detail/gla_tc.cuh,
+/// spread_limit_for): 40 in bf16; in fp16 8, or log(65504 / magnitude) where that is smaller.
+float spread_limit(DType storage, float magnitude) {
+  if (storage != DType::fp16)
+    return 40.0f;
+  return magnitude > 0 ? std::min(8.0f, std::log(65504.0f / magnitude)) : 8.0f;
+}
+
 /// gpu/chunk_gla_tc.cu's order of gla's scores (chunk_gla_scores_tc_kernel), one head (B = H = 1,
 /// no varlen): g_cum summed down the chunk; row i of the 16-row sub-chunk whose first row is r
 /// takes the factors q~_ic e^{g_cum_ic - g_cum_rc} and k_jc e^{g_cum_rc - g_cum_jc}, each rounded
 /// to the storage type, their products summed in fp32 over the keys, for every j < r, and for
 /// r <= j <= i too while the row's spread max_c (g_cum_rc - g_cum_ic) is at most the kernel's
-/// limit (40 for bf16, 8 for fp16); past that each term is x y exp(g_cum_ic - g_cum_jc) in fp32.
-/// `early` = 1 takes the right factor against the row before r (gpu_check_planted's bug in that
-/// kernel). [1, T, 1, C] like the stage.
+/// limit (spread_limit: 40 for bf16; for fp16 8, lowered to log(65504 / m) where the largest key
+/// of the sub-chunk, m, passes 21.97 unless `fixed_limit`, as before spread_limit_for); past that
+/// each term is x y exp(g_cum_ic - g_cum_jc) in fp32. `early` = 1 takes the right factor against
+/// the row before r (gpu_check_planted's bug in that kernel). [1, T, 1, C] like the stage.
 Tensor<float> scores_in_tensor_core_order(const check::Case &c, const check::Drawn &d,
-                                          std::size_t early = 0) {
+                                          std::size_t early = 0, bool fixed_limit = false) {
   constexpr std::size_t SUB = 16;
   const std::size_t T = c.T, K = c.K, C = kernel_chunk_size;
   const float scale = static_cast<float>(*d.opts.scale);
-  const float limit = c.storage == DType::fp16 ? 8.0f : 40.0f;
   const auto stored = [&](float x) { return round_to(c.storage, x); };
+  const auto limit = [&](std::size_t r) { // of the sub-chunk whose first row is r
+    return spread_limit(c.storage, fixed_limit ? 0.0f : block_magnitude(d.in.k, r, T, K));
+  };
   std::vector<float> g_cum(T * K);
   for (std::size_t col = 0; col < K; ++col)
     for (std::size_t t = 0; t < T; ++t)
@@ -182,8 +203,9 @@ Tensor<float> scores_in_tensor_core_order(const check::Case &c, const check::Dra
   for (std::size_t i = 0; i < T; ++i) {
     const std::size_t r = i - i % SUB, right = r % C == 0 ? r : r - early;
     bool factored = true;
+    const float block_limit = limit(r);
     for (std::size_t col = 0; col < K; ++col)
-      factored = factored && !(g(r, col) - g(i, col) > limit);
+      factored = factored && !(g(r, col) - g(i, col) > block_limit);
     for (std::size_t j = i - i % C; j <= i; ++j) {
       float a = 0;
       for (std::size_t col = 0; col < K; ++col) {
@@ -211,12 +233,12 @@ Tensor<float> scores_in_tensor_core_order(const check::Case &c, const check::Dra
 /// q~_i.
 std::pair<Tensor<float>, Tensor<float>> score_grads_in_tensor_core_order(const check::Case &c,
                                                                          const check::Drawn &d,
-                                                                         std::size_t early = 0) {
+                                                                         std::size_t early = 0,
+                                                                         bool fixed_limit = false) {
   constexpr std::size_t SUB = 16;
   const std::size_t T = c.T, K = c.K, V = c.V;
   const bool scalar = gate_of(c.rule) == GateKind::scalar;
   const float scale = static_cast<float>(*d.opts.scale);
-  const float limit = c.storage == DType::fp16 ? 8.0f : 40.0f;
   const auto stored = [&](float x) { return round_to(c.storage, x); };
   const auto g_in = [&](std::size_t t, std::size_t col) {
     return d.in.g[scalar ? t : t * K + col];
@@ -240,8 +262,12 @@ std::pair<Tensor<float>, Tensor<float>> score_grads_in_tensor_core_order(const c
       if (j < i)
         da[i * T + j] = stored(scalar ? x * std::exp(g(i, 0) - g(j, 0)) : x);
     }
-  // the rows of each sub-chunk whose spread against `ref` passes the limit on some key
+  // the rows of each sub-chunk whose spread against `ref` passes the limit on some key: the limit
+  // of the factors scaled up, k against the first row (sign 1), q against the last
   const auto wide = [&](std::size_t i, std::size_t ref, float sign) {
+    const float limit = spread_limit(
+        c.storage,
+        fixed_limit ? 0.0f : block_magnitude(sign > 0 ? d.in.k : d.in.q, i - i % SUB, T, K));
     for (std::size_t col = 0; col < K; ++col)
       if (sign * (g(ref, col) - g(i, col)) > limit)
         return true;
@@ -514,13 +540,13 @@ TEST_CASE("tensor_core_order_of_the_scores_passes_the_tensor_core_verdict", "[tw
   // past the spread limit pairwise) judged as `gpu-check --kernels tensor-cores` judges the
   // kernel's A: against the twin under the tensor-core policy. With the right factor taken
   // against the row before the reference row (gpu_check_planted's bug) the verdict fails.
-  const auto judged = [](const check::Case &c, std::size_t early) {
+  const auto judged = [](const check::Case &c, std::size_t early, bool fixed_limit = false) {
     const check::Drawn d = check::draw(c);
     const StagedForward<float> twin =
         twin_forward(c.rule, check::forward_policy(c), c.storage, d.in, d.opts,
                      OutputTypes::kernels_of(c.storage));
     const StagedForward<float128> truth = chunk_forward_staged(c.rule, widen(d.in), d.opts);
-    return check::judge("A", DType::fp32, scores_in_tensor_core_order(c, d, early),
+    return check::judge("A", DType::fp32, scores_in_tensor_core_order(c, d, early, fixed_limit),
                         stage(twin, "A"), to_double_tensor(stage(truth, "A")),
                         check::summed_terms(c, "A"));
   };
@@ -542,6 +568,24 @@ TEST_CASE("tensor_core_order_of_the_scores_passes_the_tensor_core_verdict", "[tw
         CHECK(right.holds());
         CHECK_FALSE(early.holds());
       }
+  // keys 32 times as large in fp16, where a spread of 8 lets k e^8 pass 65504: the limit lowered
+  // to log(65504 / 32) = 7.6 keeps A finite, and the fixed limit of 8 does not
+  for (double gate_scale : {2.0, 4.0})
+    DYNAMIC_SECTION("fp16 T=129 K=128 key_scale=32 gate_scale=" << gate_scale) {
+      check::Case c;
+      c.rule = KernelRule::gla;
+      c.storage = DType::fp16;
+      c.path = KernelPath::tensor_cores;
+      c.T = 129;
+      c.K = 128;
+      c.gate_scale = gate_scale;
+      c.key_scale = 32;
+      c.seed = 23;
+      const check::Verdict right = judged(c, 0), fixed = judged(c, 0, true);
+      INFO("magnitude-aware limit: " << right.summary() << "\nfixed limit 8: " << fixed.summary());
+      CHECK(right.holds());
+      CHECK_FALSE(fixed.finite);
+    }
   for (DType t : {DType::bf16, DType::fp16})
     check::prop_cases("gla " + dtype_name(t), 10, [=] {
       check::Case r = *cpu_case(KernelRule::gla, t);
@@ -561,12 +605,12 @@ TEST_CASE("tensor_core_order_of_the_score_gradients_passes_the_tensor_core_verdi
   // tensor-cores` judges the kernel's: against the twin under the tensor-core policy. With dk's
   // right factors against the row before the reference row (gpu_check_planted's bug) the
   // verdict fails.
-  const auto judged = [](const check::Case &c, std::size_t early) {
+  const auto judged = [](const check::Case &c, std::size_t early, bool fixed_limit = false) {
     const check::Drawn d = check::draw(c);
     const Grads<float> twin = twin_backward(c.rule, check::backward_policy(c), c.storage, d.in,
                                             d.ct, d.opts, OutputTypes::kernels_of(c.storage));
     const Grads<float128> truth = chunk_backward(c.rule, widen(d.in), widen(d.ct), d.opts);
-    const auto [dq, dk] = score_grads_in_tensor_core_order(c, d, early);
+    const auto [dq, dk] = score_grads_in_tensor_core_order(c, d, early, fixed_limit);
     return std::pair{check::judge("dq", c.storage, dq, twin.dq, to_double_tensor(truth.dq)),
                      check::judge("dk", c.storage, dk, twin.dk, to_double_tensor(truth.dk))};
   };
@@ -599,6 +643,22 @@ TEST_CASE("tensor_core_order_of_the_score_gradients_passes_the_tensor_core_verdi
             CHECK_FALSE(dk_early.holds());
           }
         }
+  // keys 32 times as large in fp16 (dq's factors k e^{spread}): finite under the lowered limit,
+  // not under the fixed limit of 8
+  for (double gate_scale : {2.0, 4.0})
+    DYNAMIC_SECTION("gla fp16 T=64 K=128 key_scale=32 gate_scale=" << gate_scale) {
+      check::Case c = chunk_case(KernelRule::gla, DType::fp16, 64, 128);
+      c.gate_scale = gate_scale;
+      c.key_scale = 32;
+      c.seed = 29;
+      const auto [dq, dk] = judged(c, 0);
+      const auto [dq_fixed, dk_fixed] = judged(c, 0, true);
+      INFO("magnitude-aware limit:\n  " << dq.summary() << "\n  " << dk.summary()
+                                        << "\nfixed limit 8:\n  " << dq_fixed.summary());
+      CHECK(dq.holds());
+      CHECK(dk.holds());
+      CHECK_FALSE(dq_fixed.finite);
+    }
   for (KernelRule rule : {KernelRule::gla, KernelRule::simple_gla})
     for (DType t : {DType::bf16, DType::fp16})
       check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 10, [=] {
