@@ -602,6 +602,15 @@ std::vector<FixedCheck> fixed_checks(KernelRule rule, DType t, std::size_t K, st
     checks.push_back({k, c, name_of(k)});
   for (Kind k : {Kind::forward, Kind::backward, Kind::varlen})
     checks.push_back({k, batch, "batch_" + name_of(k)});
+  if (rule == KernelRule::gla || rule == KernelRule::dplr_fla) {
+    // keys 32 times as large under strong gates: in fp16, past the magnitude that a spread of 8
+    // keeps factored decays below 65504 for (gpu/detail/gla_tc.cuh, spread_limit_for)
+    Case large = c;
+    large.key_scale = 32;
+    large.gate_scale = 2;
+    for (Kind k : {Kind::forward, Kind::backward})
+      checks.push_back({k, large, "large_keys_" + name_of(k)});
+  }
   return checks;
 }
 

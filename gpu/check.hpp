@@ -175,7 +175,8 @@ inline constexpr std::pair<std::size_t, std::size_t> fixed_key_value_sizes[] = {
 /// T = 129 (two chunks and one row) with initial and final state, forward, backward and
 /// causality (the inputs of rows t >= 100 redrawn); and a varlen batch of T = 129 with empty
 /// sequences first, in the middle and last, and one sequence of exactly one chunk: forward,
-/// backward and varlen.
+/// backward and varlen; for gla and dplr_fla, the first case with keys 32 times as large and gates
+/// of scale 2 (large_keys_): forward and backward.
 std::vector<FixedCheck> fixed_checks(KernelRule rule, DType t, std::size_t K, std::size_t V);
 
 } // namespace ruleproof::gpu::check
