@@ -54,21 +54,13 @@ void measure(Measure &m, const std::string &what, const Tensor<S> &a, const Tens
   }
 }
 
-/// Bitwise equality, as a Measure: error/bound is 0 when identical, infinity otherwise.
-template <class S>
-void measure_identical(Measure &m, const std::string &what, const Tensor<S> &a,
-                       const Tensor<S> &b) {
-  measure(m, what, a, b, Tensor<S>(a.shape(), S(0)));
-  if (m.worst_ratio > 0 && m.finite)
-    m.worst_ratio = std::numeric_limits<double>::infinity();
-}
-
-/// Bitwise equality where the precision decides the element: an element whose derived bound
-/// is +infinity (a normalised denominator whose rounding may reach its own size, so that the
-/// computed value may be 0/0) is undecided, as in compare; every other one must be identical.
+/// Bitwise equality, as a Measure: error/bound is 0 when identical, infinity otherwise. With
+/// `bound` (the derived bound of each element, or empty), an element whose bound is +infinity (a
+/// normalised denominator whose rounding may reach its own size, so that the computed value may
+/// be 0/0) is undecided, as in compare; every other one must be identical.
 template <class S>
 void measure_identical(Measure &m, const std::string &what, const Tensor<S> &a, const Tensor<S> &b,
-                       const Tensor<S> &bound) {
+                       const Tensor<S> &bound = Tensor<S>()) {
   Tensor<S> zero_or_undecided(a.shape(), S(0));
   for (std::size_t i = 0; i < bound.size() && i < zero_or_undecided.size(); ++i)
     if (!is_finite(bound[i]))
