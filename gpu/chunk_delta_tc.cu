@@ -27,11 +27,16 @@
 // k_ic e^{g_cum_ic - g_cum_rc} (at most |q~|, |k|), right factor k_jc e^{g_cum_rc - g_cum_jc} (at
 // most |k| below the diagonal block, e^{spread} |k| inside it), all built in registers, the right
 // factor once for both products; the diagonal block's rows whose spread passes spread_limit are
-// summed term by term in fp32; the delta rules' keys are rows of norm at most 1.
+// summed term by term in fp32; the delta rules' keys are rows of norm at most 1. A scalar gate
+// takes chunk_delta_wy_lean_tc_kernel by default: the same values bit for bit in 72 KB at K = V =
+// 128, three blocks an SM (RULEPROOF_WY_KERNEL=two takes the kernel above).
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key). A scalar gate's
 // forward stores each row's e^{g_cum} and e^{gl - g_cum} (DeltaTcScratch::row_up) in place of qd
 // and kd, and the sequential kernel scales by them.
+#include <cstdlib>
+#include <string_view>
+
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_sizes, in, out, C
 #include "detail/delta_launch.hpp"
@@ -176,10 +181,139 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
                  static_cast<In *>(x.u), st.u);
 }
 
+/// The scalar gate's WY kernel in 72 KB (K = V = 128), three blocks an SM (the default): q's
+/// place holds A0 once the scores are made and A in the input type once the solve is done, w's
+/// right factor is made in k's place, and Aqk goes out from the accumulators. The same values as
+/// chunk_delta_wy_tc_kernel's, bit for bit: the same products, exps and roundings, in the same
+/// order.
+template <class T, int K, int V> struct WyLeanShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
+  union { // q, then A0 (fp32) until the solve ends, then A in the input type
+    T q[C][LK];
+    float a0[C][LF];
+    T a16[C][LC];
+  } first;
+  T k[C][LK]; // k, then beta k e^{g_cum}: w's right factor
+  T v[C][LV]; // v, then beta v: u's right factor
+  float beta[C];
+  union { // the gates until the right factors are made, then A in fp32 and the solve's sums
+    ChunkGates<K, true> gates;
+    LowerInverse solve;
+  };
+};
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(WY_THREADS, 3)
+    chunk_delta_wy_lean_tc_kernel(const In *q, const In *k, const In *v, const float *g,
+                                  const float *beta, DeltaTcScratch x, DeltaTcStages st,
+                                  DeviceChunkTable t, ChunkDims d) {
+  using S = WyLeanShared<In, K, V>;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_rows_async(&s.first.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
+  mma::commit_copies();
+  if (tid < C)
+    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
+  chunk_gates<K, true>(s.gates, g, rows, hd, d, st.g_cum);
+  mma::wait_copies();
+  __syncthreads();
+  const auto g_cum = s.gates.g;
+  store_decayed_factors<In, K, true>(&s.first.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
+                                     static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  store_row_factors(s.gates, rows, hd, d, x.row_up, x.row_to_end);
+
+  // -- Aqk = (q~ k^T) . D, out from the accumulators (two values of a row a store), then A0 =
+  //    Diag(beta) (k k^T) . D in q's place: warp w, rows [16 (w % 4), +16), the column tiles of
+  //    parity w / 4 up to the diagonal; one exp per (row, column)
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  {
+    mma::Acc qk[C / 8];
+    lower_rows_times_transposed(qk, &s.first.q[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    In *Aqk = static_cast<In *>(x.Aqk);
+    const auto score = [&](int i, int j, float y) {
+      return to<In>(j <= i ? y * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f);
+    };
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+        if (Aqk && nt % 2 == side && i < n)
+          *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
+              mma::pack(score(i, j, qk[nt].x[e]), score(i, j + 1, qk[nt].x[e + 1]));
+      }
+  }
+  {
+    mma::Acc kk[C / 8];
+    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    __syncthreads(); // every warp is done with q: A0 takes its place
+    each_entry_of_side(kk, row0, side, [&](int i, int j, float y) {
+      s.first.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+    });
+  }
+  __syncthreads(); // A0 is in; k is read by no product any more
+  if (st.A0)
+    for (int e = tid; e < n * C; e += WY_THREADS)
+      st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.first.a0[e / C][e % C];
+  // the right factors of w and u, in place
+  map_rows<In, K>(&s.k[0][0], S::LK, &s.k[0][0], S::LK, C,
+                  [&](int i, int, float y) { return s.beta[i] * y * s.gates.row_up[i]; });
+  map_rows<In, V>(&s.v[0][0], S::LV, &s.v[0][0], S::LV, C,
+                  [&](int i, int, float y) { return s.beta[i] * y; });
+
+  // -- A = (I + A0)^-1 in fp32, then in the input type in A0's place (zeros above the diagonal
+  //    blocks, whose place the solve does not write)
+  __syncthreads(); // the gates' place is free for the solve
+  unit_lower_inverse(s.first.a0, s.solve, [&](int i, int j, float y) {
+    if (st.A && i < n)
+      st.A[at_score(rows.bos + i, hd, j, d)] = val(to<In>(y));
+  });
+  for (int e = tid; e < C * C; e += WY_THREADS) {
+    const int i = e / C, j = e % C;
+    s.first.a16[i][j] = to<In>(j / SUB > i / SUB ? 0.0f : s.solve.a[i][j]);
+  }
+  __syncthreads();
+  if (x.A)
+    store_scores(static_cast<In *>(x.A), s.first.a16, rows, hd, d);
+
+  // -- w = A (beta k e^{g_cum}), u = A (beta v) on the warp's rows and half the columns
+  a_times<In, K>(&s.first.a16[0][0], S::LC, &s.k[0][0], S::LK, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.w), st.w);
+  a_times<In, V>(&s.first.a16[0][0], S::LC, &s.v[0][0], S::LV, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.u), st.u);
+}
+
+/// Whether the scalar gate's WY kernel is the lean one, the default; RULEPROOF_WY_KERNEL=two in
+/// the environment takes the kernel of two blocks an SM (chunk_delta_wy_tc_kernel<..., true>),
+/// kept while the lean one is new.
+bool lean_wy() {
+  static const bool lean = [] {
+    const char *kernel = std::getenv("RULEPROOF_WY_KERNEL");
+    return !(kernel && std::string_view(kernel) == "two");
+  }();
+  return lean;
+}
+
 template <class In, int K, int V, bool SCALAR>
 void launch_wy(const void *q, const void *k, const void *v, const float *g, const float *beta,
                const DeltaTcScratch &x, const DeltaTcStages &st, const DeviceChunkTable &t,
                const ChunkDims &d) {
+  if constexpr (SCALAR) {
+    if (lean_wy()) {
+      const int bytes = static_cast<int>(sizeof(WyLeanShared<In, K, V>));
+      auto *kernel = chunk_delta_wy_lean_tc_kernel<In, K, V>;
+      allow_shared_memory(kernel, bytes, "chunk_delta_wy_lean_tc_kernel");
+      kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta, x,
+                                                     st, t, d);
+      return;
+    }
+  }
   const int bytes = static_cast<int>(sizeof(WyShared<In, K, V, SCALAR>));
   auto *kernel = chunk_delta_wy_tc_kernel<In, K, V, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_delta_wy_tc_kernel");

@@ -8,7 +8,8 @@
 #
 #   OUT=DIR STEPS="check bench ncu" bash gpu/tests/tensor_core_on_device.sh CARRY [FLA]
 #
-# STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), bench
+# STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), wy
+# (gated_delta_rule's two WY kernels timed in turn), bench
 # (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
@@ -119,6 +120,19 @@ for step in ${STEPS:-check bench ncu}; do
       echo "gpu_bench --fla exit $?" | tee -a "$work/gpu_bench_fla.log"
       grep -E "ms" "$work/gpu_bench_fla.log"
     fi
+    ;;
+  wy)
+    # gated_delta_rule's WY kernels timed in turn, twice: the lean one (the default, three blocks
+    # an SM) and the one of two blocks an SM (RULEPROOF_WY_KERNEL=two)
+    for i in 1 2; do
+      for wy in lean two; do
+        RULEPROOF_WY_KERNEL=$wy LD_LIBRARY_PATH=$bench_path timeout 120 "$CARRY/bin/gpu_bench" \
+          --rule gated_delta_rule --kernels tensor-cores \
+          --out "$work/wy_bench_${wy}_$i.json" >"$work/wy_bench_${wy}_$i.log" 2>&1
+        echo "gpu_bench (WY $wy, run $i) exit $?"
+        grep -E "ms" "$work/wy_bench_${wy}_$i.log"
+      done
+    done
     ;;
   *) echo "unknown step $step" ;;
   esac
