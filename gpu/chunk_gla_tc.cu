@@ -53,6 +53,9 @@
 // No launcher of the tensor-core path waits for its kernels (check, not check_sync), and the
 // chunk table is copied in queued behind the work before it (ChunkTable): a call queues its
 // kernels and returns, and a fault in one surfaces at the next call that waits (a download).
+#include <cstdlib>
+#include <string_view>
+
 #include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
 #include "detail/gla_launch.hpp"
@@ -172,7 +175,17 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 //           (B = TC_BV columns);
 //   state:  warp w holds keys [16 (w % (K / 16)), +16), columns [B/S (w / (K / 16)), +B/S)
 //           of the tile, S = 8 / (K / 16) warps sharing a key tile.
+// With output warps (a pass with an output, RULEPROOF_STATE_OUTPUT=warps), eight more warps take
+// the output, so that it leaves the chain of dependent steps from one chunk's state to the next:
+// output warp w (w = 0..7 past the state warps) takes the output's rows and columns above, qd h
+// while the state warps make v_new, then A v_new (or A v) while they update the state. The state
+// warps meet at barrier STATE_BARRIER alone; with w they arrive at V_NEW_BARRIER once v_new is in,
+// where the output warps wait. Each step's __syncthreads keeps the output warps within the chunk
+// whose h copy, v_new and tiles they read (h is double-buffered, v_new and the tiles are written
+// after that barrier).
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
+constexpr int OUTPUT_THREADS = 256; // the output warps, when asked for
+constexpr int STATE_BARRIER = 1, V_NEW_BARRIER = 2;
 constexpr int O_TILES = TC_BV / 2 / 8; // n tiles of a warp's output: half the tile's columns
 
 /// One chunk's operands, copied in while the chunk before is worked on (qd and a: with an output
@@ -241,7 +254,7 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
 }
 
 template <class In, int K, bool SCALAR>
-__global__ void __launch_bounds__(STATE_THREADS)
+__global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     chunk_gla_state_tc_kernel(TcStatePass p, DeviceChunkTable t, ChunkDims d) {
   constexpr int G = SCALAR ? 1 : K;
   using S = StateShared<In, K, G>;
@@ -252,8 +265,11 @@ __global__ void __launch_bounds__(STATE_THREADS)
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int n_seq = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * TC_BV;
   const int warp = threadIdx.x / 32;
+  // output warps: warps past STATE_WARPS take the output (launched with a pass that has one)
+  const bool output_warps = blockDim.x > STATE_THREADS, state_warp = warp < STATE_WARPS;
   const int key0 = 16 * (warp % KEY_TILES), scol0 = TC_BV / SHARING * (warp / KEY_TILES);
-  const int row0 = SUB * (warp % 4), ocol0 = TC_BV / 2 * (warp / 4);
+  const int owarp = warp % STATE_WARPS; // the output's rows and columns by the warp's place
+  const int row0 = SUB * (owarp % 4), ocol0 = TC_BV / 2 * (owarp / 4);
   const int first = t.seq_first_chunk[n_seq], chunks = t.seq_first_chunk[n_seq + 1] - first;
   const auto chunk = [&](int step) { return p.reverse ? first + chunks - 1 - step : first + step; };
   In *o = static_cast<In *>(p.o), *s_chunks16 = static_cast<In *>(p.s_chunks16);
@@ -282,8 +298,34 @@ __global__ void __launch_bounds__(STATE_THREADS)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int key = key0 + mma::acc_row(e), col = v0 + scol0 + nt * 8 + mma::acc_col(e);
-      state[nt].x[e] = p.s0 ? p.s0[at_state(n_seq, hd, key, col, d)] : 0.0f;
+      state[nt].x[e] = p.s0 && state_warp ? p.s0[at_state(n_seq, hd, key, col, d)] : 0.0f;
     }
+  // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns: the state term,
+  // then the scores' term with the update's right factor and the store
+  const auto output_state_term = [&](mma::Acc(&acc)[O_TILES], const X &x,
+                                     const In(*h)[TC_BV + PAD]) {
+    rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+    if (p.row_up) // q h . scale e^{g_cum}
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float f = d.scale * x.row_up[row0 + mma::acc_row(e)];
+#pragma unroll
+        for (int nt = 0; nt < O_TILES; ++nt)
+          acc[nt].x[e] *= f;
+      }
+  };
+  const auto output_scores_term = [&](mma::Acc(&acc)[O_TILES], const X &x, const In *right,
+                                      ChunkRows rows) {
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the delta rules' output
+                             // takes u for v_new in its scores' term
+    rows_times(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
+               row0 + SUB);
+#else
+    rows_times(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
+#endif
+    store_rows(o, acc, row0, v0 + ocol0, rows.n, static_cast<long>(rows.bos) * d.H * d.V + hd * d.V,
+               static_cast<long>(d.H) * d.V, [](int, int, float x) { return x; });
+  };
   if (chunks > 0)
     copy_chunk(s.tiles[0], p, chunk_rows(t, chunk(0)), chunk(0), hd, v0, d);
 
@@ -292,12 +334,21 @@ __global__ void __launch_bounds__(STATE_THREADS)
     const ChunkRows rows = chunk_rows(t, c);
     X &x = s.tiles[step % 2];
     const In(*h)[TC_BV + PAD] = s.h[step % 2];
-    at_chunk(c, step % 2);
+    if (state_warp)
+      at_chunk(c, step % 2);
     mma::wait_copies();
     __syncthreads(); // chunk c's tiles and state are in; every warp is done with the chunk before
     if (step + 1 < chunks)
       copy_chunk(s.tiles[(step + 1) % 2], p, chunk_rows(t, chunk(step + 1)), chunk(step + 1), hd,
                  v0, d);
+    if (!state_warp) { // an output warp: the state term while v_new is made, then the rest
+      mma::Acc acc[O_TILES];
+      output_state_term(acc, x, h);
+      if (p.w)
+        mma::barrier_sync(V_NEW_BARRIER, blockDim.x);
+      output_scores_term(acc, x, p.w ? &s.v_new[0][0] : &x.right[0][0], rows);
+      continue;
+    }
     if (s_chunks16) // the state at the chunk's start in the input type, 16 bytes a store
       for (int e = threadIdx.x; e < K * (TC_BV / 8); e += STATE_THREADS) {
         const int key = e / (TC_BV / 8), col = (e % (TC_BV / 8)) * 8;
@@ -343,7 +394,9 @@ __global__ void __launch_bounds__(STATE_THREADS)
         store_rows(static_cast<In *>(p.v_new16) + v0, acc, row0, ocol0, rows.n,
                    static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
                    new_value);
-      __syncthreads(); // every row of v_new is in
+      if (output_warps) // the output warps may read v_new
+        mma::barrier_arrive(V_NEW_BARRIER, blockDim.x);
+      mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_new is in
       right = &s.v_new[0][0];
     } else if (p.row_up) { // the update's right factor v . e^{gl - g_cum}, rounded once
       for (int e = threadIdx.x; e < C * (TC_BV / 2); e += STATE_THREADS) {
@@ -354,31 +407,14 @@ __global__ void __launch_bounds__(STATE_THREADS)
       }
     }
 
-    if (o) { // o = (q~ . e^{g_cum}) h + A V (or A v_new) on the warp's rows and columns
+    if (o && !output_warps) {
       mma::Acc acc[O_TILES];
-      rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
-      if (p.row_up) // q h . scale e^{g_cum}
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float f = d.scale * x.row_up[row0 + mma::acc_row(e)];
-#pragma unroll
-          for (int nt = 0; nt < O_TILES; ++nt)
-            acc[nt].x[e] *= f;
-        }
-#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the delta rules' output
-                             // takes u for v_new in its scores' term
-      rows_times(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
-                 row0 + SUB);
-#else
-      rows_times(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
-#endif
-      store_rows(o, acc, row0, v0 + ocol0, rows.n,
-                 static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
-                 [](int, int, float x) { return x; });
+      output_state_term(acc, x, h);
+      output_scores_term(acc, x, right, rows);
     }
 
     if (p.row_up && !p.w) {
-      __syncthreads(); // every row of v_end is in
+      mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_end is in
     }
     // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
 #pragma unroll
@@ -398,7 +434,7 @@ __global__ void __launch_bounds__(STATE_THREADS)
         transposed_times_rows(state, &x.qd[0][0], X::LK, key0, &x.a[0][0], X::LC, scol0, 0, C);
     }
   }
-  if (p.s_end)
+  if (p.s_end && state_warp)
 #pragma unroll
     for (int nt = 0; nt < STATE_TILES; ++nt)
 #pragma unroll
@@ -419,12 +455,23 @@ void launch_scores(const void *q, const void *k, const float *g, const TcScratch
       scratch.decay, scratch.row_up, scratch.row_to_end, A, g_cum, t, d);
 }
 
+/// Whether a pass with an output takes output warps (RULEPROOF_STATE_OUTPUT=warps in the
+/// environment) while they are new; otherwise the state warps compute the output too.
+bool with_output_warps() {
+  static const bool warps = [] {
+    const char *kernel = std::getenv("RULEPROOF_STATE_OUTPUT");
+    return kernel && std::string_view(kernel) == "warps";
+  }();
+  return warps;
+}
+
 template <class In, int K, bool SCALAR>
 void launch_state(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d) {
   const int bytes = static_cast<int>(sizeof(StateShared < In, K, SCALAR ? 1 : K >));
   auto *kernel = chunk_gla_state_tc_kernel<In, K, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_gla_state_tc_kernel");
-  kernel<<<dim3(t.N, d.H, d.V / TC_BV), STATE_THREADS, bytes>>>(p, t, d);
+  const int threads = STATE_THREADS + (p.o && with_output_warps() ? OUTPUT_THREADS : 0);
+  kernel<<<dim3(t.N, d.H, d.V / TC_BV), threads, bytes>>>(p, t, d);
 }
 
 } // namespace

@@ -130,4 +130,14 @@ __device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n"
 /// Waits for every group of copies this thread started (then synchronise the block).
 __device__ inline void wait_copies() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
+/// Named barrier `id` (1 to 15; 0 is __syncthreads') of `threads` threads, a multiple of 32:
+/// sync waits until that many have arrived or synced, arrive counts this thread and goes on. The
+/// shared-memory writes before either are seen by the threads past the sync.
+__device__ inline void barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ inline void barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 } // namespace ruleproof::gpu::detail::mma
