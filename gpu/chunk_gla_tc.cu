@@ -180,9 +180,11 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 // output warp w (w = 0..7 past the state warps) takes the output's rows and columns above, qd h
 // while the state warps make v_new, then A v_new (or A v) while they update the state. The state
 // warps meet at barrier STATE_BARRIER alone; with w they arrive at V_NEW_BARRIER once v_new is in,
-// where the output warps wait. Each step's __syncthreads keeps the output warps within the chunk
-// whose h copy, v_new and tiles they read (h is double-buffered, v_new and the tiles are written
-// after that barrier).
+// where the output warps wait; with row factors alone (simple_gla) the two meet there likewise once
+// v_end is in, so that every step has the same barriers (b11d346, without this meeting, drew 205
+// write-after-read reports from racecheck on simple_gla; reports/gpu/tensor_core.md). Each step's
+// __syncthreads keeps the output warps within the chunk whose h copy, v_new and tiles they read (h
+// is double-buffered, v_new and the tiles are written after that barrier).
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
 constexpr int OUTPUT_THREADS = 256; // the output warps, when asked for
 constexpr int STATE_BARRIER = 1, V_NEW_BARRIER = 2;
@@ -344,7 +346,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     if (!state_warp) { // an output warp: the state term while v_new is made, then the rest
       mma::Acc acc[O_TILES];
       output_state_term(acc, x, h);
-      if (p.w)
+      if (p.w || p.row_up) // v_new is in (with row factors alone: the same meeting)
         mma::barrier_sync(V_NEW_BARRIER, blockDim.x);
       output_scores_term(acc, x, p.w ? &s.v_new[0][0] : &x.right[0][0], rows);
       continue;
@@ -405,6 +407,10 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
         *reinterpret_cast<std::uint32_t *>(&s.v_end[i][col]) =
             mma::pack(to<In>(f * val(x.right[i][col])), to<In>(f * val(x.right[i][col + 1])));
       }
+      if (output_warps) { // the barriers of the delta rules' steps, though v_end is the state's
+        mma::barrier_arrive(V_NEW_BARRIER, blockDim.x);
+        mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_end is in
+      }
     }
 
     if (o && !output_warps) {
@@ -413,7 +419,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
       output_scores_term(acc, x, right, rows);
     }
 
-    if (p.row_up && !p.w) {
+    if (p.row_up && !p.w && !output_warps) {
       mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_end is in
     }
     // -- s' = Diag(e^{gl}) s + left^T right on the warp's keys and columns
