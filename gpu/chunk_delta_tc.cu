@@ -70,6 +70,28 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
   };
 };
 
+/// The start of both WY kernels: chunk `rows`' q, k and v copied into the tiles at q_to, k_to and
+/// v_to (LK, LV values a row; rows past n zero), beta into beta_to, and the chunk's gates made.
+/// Called by the whole block; ends synchronised.
+template <class In, int K, int V, bool SCALAR, bool COMPACT>
+__device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, float *beta_to,
+                              ChunkGates<K, COMPACT> &gates, const In *q, const In *k, const In *v,
+                              const float *g, const float *beta, ChunkRows rows, int hd,
+                              const ChunkDims &d, float *g_cum_out) {
+  const int n = rows.n;
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(k_to, LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
+  mma::commit_copies();
+  if (threadIdx.x < C)
+    beta_to[threadIdx.x] =
+        threadIdx.x < n ? beta[row_at + static_cast<long>(threadIdx.x) * d.H] : 0.0f;
+  chunk_gates<K, SCALAR>(gates, g, rows, hd, d, g_cum_out);
+  mma::wait_copies();
+  __syncthreads();
+}
+
 template <class In, int K, int V, bool SCALAR>
 __global__ void __launch_bounds__(WY_THREADS, 2)
     chunk_delta_wy_tc_kernel(const In *q, const In *k, const In *v, const float *g,
@@ -83,15 +105,8 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
-  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
-  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
-  mma::commit_copies();
-  if (tid < C)
-    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, st.g_cum);
-  mma::wait_copies();
-  __syncthreads();
+  load_wy_chunk<In, K, V, SCALAR>(&s.q[0][0], &s.k[0][0], &s.v[0][0], S::LK, S::LV, s.beta, s.gates,
+                                  q, k, v, g, beta, rows, hd, d, st.g_cum);
   const float(*g_cum)[LG] = s.gates.g;
   // e^{g_cum} of row i, key col
   const auto up = [&](int i, int col) {
@@ -214,15 +229,8 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  copy_rows_async(&s.first.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
-  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
-  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
-  mma::commit_copies();
-  if (tid < C)
-    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-  chunk_gates<K, true>(s.gates, g, rows, hd, d, st.g_cum);
-  mma::wait_copies();
-  __syncthreads();
+  load_wy_chunk<In, K, V, true>(&s.first.q[0][0], &s.k[0][0], &s.v[0][0], S::LK, S::LV, s.beta,
+                                s.gates, q, k, v, g, beta, rows, hd, d, st.g_cum);
   const auto g_cum = s.gates.g;
   store_decayed_factors<In, K, true>(&s.first.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
                                      static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
