@@ -10,7 +10,8 @@
 #
 # STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), wy
 # (gated_delta_rule's two WY kernels timed in turn), output (the sequential kernel with output
-# warps timed beside the one without, then judged and sanitized), bench
+# warps timed beside the one without; RULEPROOF_STATE_OUTPUT=warps STEPS="check sanitize" judges
+# them), bench
 # (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
@@ -124,8 +125,8 @@ for step in ${STEPS:-check bench ncu}; do
     ;;
   output)
     # the sequential kernel with output warps (RULEPROOF_STATE_OUTPUT=warps: eight more warps take
-    # the output off the state's chain): timed beside the kernel without them, twice, then judged
-    # (gpu-check on RULES, the planted bug, Catch [tensor_cores]) and sanitized on RULES
+    # the output off the state's chain) timed beside the kernel without them, twice; to judge and
+    # sanitize them, run the check and sanitize steps with RULEPROOF_STATE_OUTPUT=warps exported
     for i in 1 2; do
       for output in own warps; do
         RULEPROOF_STATE_OUTPUT=$output LD_LIBRARY_PATH=$bench_path timeout 120 \
@@ -135,34 +136,6 @@ for step in ${STEPS:-check bench ncu}; do
         grep -E "ms" "$work/output_bench_${output}_$i.log"
       done
     done
-    pack
-    mkdir -p "$work/output_check"
-    RULEPROOF_STATE_OUTPUT=warps timeout "${CHECK_TIMEOUT:-150}" "$CARRY/bin/ruleproof" gpu-check \
-      "${rule_args[@]}" --cases "${CASES:-6}" --threads "$(nproc)" \
-      --out "$work/output_check/gpu_check.json" >"$work/output_check.log" 2>&1
-    echo "gpu-check (output warps) exit $?" | tee -a "$work/output_check.log"
-    tail -2 "$work/output_check.log"
-    RULEPROOF_STATE_OUTPUT=warps timeout 240 "$CARRY/bin/gpu_check_planted" \
-      --kernels tensor-cores >"$work/output_planted.log" 2>&1
-    echo "gpu_check_planted (output warps) exit $?" | tee -a "$work/output_planted.log"
-    tail -1 "$work/output_planted.log"
-    RULEPROOF_STATE_OUTPUT=warps timeout "${TEST_TIMEOUT:-150}" "$CARRY/bin/gpu_kernel_tests" \
-      "[tensor_cores]" >"$work/output_tc_tests.log" 2>&1
-    echo "gpu_kernel_tests [tensor_cores] (output warps) exit $?" | tee -a "$work/output_tc_tests.log"
-    tail -2 "$work/output_tc_tests.log"
-    pack
-    for r in $rules; do
-      for tool in memcheck racecheck; do
-        (RULEPROOF_STATE_OUTPUT=warps RC_PARAMS=max_success=1 timeout "${SANITIZE_TIMEOUT:-240}" \
-          compute-sanitizer --tool "$tool" --error-exitcode 9 "$CARRY/bin/gpu_kernel_tests" \
-          tensor_core_every_k_v_ragged_t_and_empty_sequence -c "$r" \
-          >"$work/output_sanitizer_${tool}_$r.log" 2>&1
-         echo "$tool $r (output warps): exit $?, $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" \
-           "$work/output_sanitizer_${tool}_$r.log" | tail -1)" >"$work/output_sanitizer_${tool}_$r.txt") &
-      done
-    done
-    wait
-    cat "$work"/output_sanitizer_*.txt | tee "$work/output_sanitizer.txt"
     ;;
   wy)
     # gated_delta_rule's WY kernels timed in turn, twice: the lean one (the default, three blocks
