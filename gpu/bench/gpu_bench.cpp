@@ -12,9 +12,10 @@
 // Timing: CUDA events around each call of the host API (gpu/chunk_gla.hpp,
 // gpu/chunk_delta.hpp, gpu/chunk_dplr.hpp, gpu/chunk_gated_oja.hpp): the forward (no final
 // state, no stages), and the forward then the backward (dO given, no dht). `--warmup` calls first,
-// then the median of `--repeat`. The host API synchronises after every kernel (so that a failing
-// kernel is named) and takes its outputs from gpu/memory.cpp's block cache: both are part of what
-// is timed.
+// then the median of `--repeat`. On the CUDA-core path the host API synchronises after every
+// kernel (so that a failing kernel is named); on the tensor-core path it only queues them (the
+// chunk table too is copied in queued). Either takes its outputs from gpu/memory.cpp's block
+// cache. All of it is part of what is timed.
 //
 // Floor: max(bytes / copy bandwidth, FLOPs / bf16 matrix rate), both rates measured here:
 //   copy bandwidth   cudaMemcpy of 1 GiB device to device, bytes read + written over the
