@@ -13,8 +13,12 @@ so; --no-guard turns that guard off first, as tools/fla_dumps.py --set no_guard 
 Every rule's forward and backward are called once (compiling and autotuning them: minutes)
 before anything is timed.
 
+With --kernels, each rule's forward and forward + backward are also run under PyTorch's profiler
+(10 calls each, after the timing) and the GPU time of each kernel, per call, goes into the entry
+as "fwd_kernels" and "fwd_bwd_kernels" ({kernel name: microseconds a call}).
+
     python3 tools/fla_bench.py --out fla_bench.json [--rule gla ...] [--B 4 --T 4096 --H 16 --K 128
-        --V 128 --dtype bf16] [--no-guard]
+        --V 128 --dtype bf16] [--no-guard] [--kernels]
 """
 import argparse
 import json
@@ -32,6 +36,21 @@ from fla_dumps import kernel_of  # noqa: E402
 RULES = ["simple_gla", "gla", "gated_delta_rule", "kda", "dplr_fla", "gated_oja"]
 
 
+def kernel_times(call, calls=10):
+    """{kernel name: GPU microseconds per call} of `call`, run `calls` times under the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            call()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            times[e.name] = times.get(e.name, 0.0) + e.time_range.elapsed_us() / calls
+    return dict(sorted(times.items(), key=lambda kv: -kv[1]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True)
@@ -41,6 +60,8 @@ def main():
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
     p.add_argument("--no-guard", action="store_true",
                    help="turn off flash-linear-attention's Hopper guard (issue 640) first")
+    p.add_argument("--kernels", action="store_true",
+                   help="also write each kernel's GPU time per call (PyTorch's profiler)")
     args = p.parse_args()
     import triton
     import triton.testing
@@ -87,6 +108,11 @@ def main():
                                                           return_mode="median")
         else:
             entry["fwd_bwd_error"] = error
+        if args.kernels:
+            with torch.no_grad():
+                entry["fwd_kernels"] = kernel_times(forward)
+            if error is None:
+                entry["fwd_bwd_kernels"] = kernel_times(forward_backward)
         report["rules"][rule] = entry
         print(rule, entry, flush=True)
     with open(args.out, "w") as out:

@@ -7,6 +7,7 @@
 # kernel alone, without the host API's synchronisation between launches.
 #
 # usage: gpu/bench/profile_kernels.sh CARRY [RULE...]   (CARRY as gpu/tests/run_on_device.sh's)
+# KERNELS=tensor-cores (or cuda-cores) times one path alone (gpu_bench --kernels).
 # writes $OUT/profile.md (one table per rule: each kernel's launches, summed time, share of the
 # rule's time, mean throughputs) and $OUT/profile_csv.tar.gz (ncu's rows and messages, a file
 # per rule).
@@ -27,7 +28,7 @@ for rule in "${rules[@]}"; do
   echo "== $rule"
   ncu --clock-control none --csv --print-units base --kernel-name-base function \
     --kernel-name 'regex:chunk|transpose' --metrics "$metrics" \
-    "$CARRY/bin/gpu_bench" --warmup 0 --repeat 1 --rule "$rule" --out "/tmp/profile_$rule.json" \
+    "$CARRY/bin/gpu_bench" --warmup 0 --repeat 1 --rule "$rule" ${KERNELS:+--kernels "$KERNELS"} --out "/tmp/profile_$rule.json" \
     >"$raw/profile_$rule.csv" 2>"$raw/profile_$rule.err"
   echo "ncu exit $?"
 done

@@ -12,7 +12,8 @@
 # (gated_delta_rule's two WY kernels timed in turn), output (the sequential kernel with output
 # warps timed beside the one without; RULEPROOF_STATE_OUTPUT=warps STEPS="check sanitize" judges
 # them), bench
-# (gpu_bench), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
+# (gpu_bench), kernels (each kernel's time, gpu/bench/profile_kernels.sh; with an fla step after it,
+# flash-linear-attention's kernels' times too), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
 # none of whose code is in this repository; its kernels compile and autotune for minutes, then
 # gpu_bench runs again with --fla). CARRY as run_on_device.sh's (gpu/tests/make_carry.sh).
@@ -54,6 +55,15 @@ for step in ${STEPS:-check bench ncu}; do
       --out "$work/gpu_bench.json" >"$work/gpu_bench.log" 2>&1
     echo "gpu_bench exit $?" | tee -a "$work/gpu_bench.log"
     grep -E "ms" "$work/gpu_bench.log"
+    ;;
+  kernels)
+    # each tensor-core kernel's time by ncu (gpu/bench/profile_kernels.sh); flash-linear-attention's
+    # kernels' times, by PyTorch's profiler, come with a later fla step (fla_bench.py --kernels)
+    OUT=$work KERNELS=tensor-cores bash gpu/bench/profile_kernels.sh "$CARRY" $rules \
+      >"$work/kernels.log" 2>&1
+    echo "profile_kernels exit $?"
+    cat "$work/profile.md"
+    fla_args=--kernels
     ;;
   ncu)
     for r in $rules; do
@@ -112,7 +122,7 @@ for step in ${STEPS:-check bench ncu}; do
     ;;
   fla)
     PYTHONPATH=$(realpath "$FLA") TRITON_CACHE_DIR=$work/triton timeout "${FLA_TIMEOUT:-420}" \
-      python3 tools/fla_bench.py "${rule_args[@]}" --no-guard --out "$work/fla_bench.json" \
+      python3 tools/fla_bench.py "${rule_args[@]}" --no-guard ${fla_args:-} --out "$work/fla_bench.json" \
       >"$work/fla_bench.log" 2>&1
     echo "fla_bench exit $?" | tee -a "$work/fla_bench.log"
     cat "$work/fla_bench.log"
