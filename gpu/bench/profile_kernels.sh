@@ -1,7 +1,8 @@
 #!/bin/bash
 # ruleproof: where each kernel rule's time goes, kernel by kernel, read by Nsight Compute on a
-# Hopper GPU. For each rule, `gpu_bench --warmup 0 --repeat 1` (one forward, then one forward +
-# backward, at gpu_bench's default shape) runs under ncu, every launch of the project's kernels
+# Hopper GPU. For each rule, `gpu_bench --warmup 0 --repeat 1` (the forward twice: once for its
+# count of non-finite outputs, once timed; then one forward + backward, at gpu_bench's default
+# shape) runs under ncu, every launch of the project's kernels
 # profiled: its duration, and its compute (SM) and memory throughput as a share of the GPU's
 # peak. The clocks are left alone (--clock-control none). Durations under ncu are those of each
 # kernel alone, without the host API's synchronisation between launches.
@@ -61,7 +62,7 @@ for rule in rules:
         per[name].append(m)
     total = sum(m["gpu__time_duration.sum"] for ms in per.values() for m in ms)
     print(f"\n### {rule}: {total / 1e6:.3f} ms in {sum(map(len, per.values()))} launches "
-          "(one forward, then one forward + backward)\n")
+          "(the forward twice, then one forward + backward)\n")
     print("| kernel | launches | ms | share | SM % of peak | memory % of peak | registers | grid | block |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, ms in sorted(per.items(), key=lambda kv: -sum(m["gpu__time_duration.sum"] for m in kv[1])):
