@@ -18,16 +18,17 @@
 // chunk_gla_scores_tc_kernel: grid (NC, H), 8 warps, every chunk at once: g_cum, the scores A,
 // and the two decayed factors qd = q~ . e^{g_cum} and kd = k . e^{gl - g_cum}, all three stored in
 // the input type (the operands of the products that read them), with e^{gl} in fp32; two warps
-// share each 16-row block of the scores.
-// chunk_gla_fwd_tc_kernel: grid (N, H, V / 64), 8 warps; the block walks its sequence's chunks in
-// order with its K x 64 tile of the state in the warps' accumulators, so that h never leaves the
-// chip (the state update and the output fused), each chunk's qd, kd, v and A copied in (cp.async)
-// while the block works on the one before: nothing but tensor-core products and one decay per
-// state row in its loop. The forwards of a scalar gate (simple_gla, gated_delta_rule) pass q and k
-// undecayed with each row's e^{g_cum} and e^{gl - g_cum} (TcStatePass::row_up): the output's
-// state term q h is scaled by scale e^{g_cum} in fp32 after its product, and v (v_new) by
-// e^{gl - g_cum} before it is rounded for the update, so that the scores (WY) kernel stores no qd
-// and kd.
+// share each 16-row block of the scores. A scalar gate's scores go out from the accumulators and
+// its gates take one column: 36 KB at K = 128, four blocks an SM (60 registers).
+// chunk_gla_state_tc_kernel: grid (N, H, V / 64), 8 warps (and 8 for the output, below); the block
+// walks its sequence's chunks in order with its K x 64 tile of the state in the warps'
+// accumulators, so that h never leaves the chip (the state update and the output fused), each
+// chunk's qd, kd, v and A copied in (cp.async) while the block works on the one before: nothing but
+// tensor-core products and one decay per state row in its loop. The forwards of a scalar gate
+// (simple_gla, gated_delta_rule) pass q and k undecayed with each row's e^{g_cum} and e^{gl -
+// g_cum} (TcStatePass::row_up): the output's state term q h is scaled by scale e^{g_cum} in fp32
+// after its product, and v (v_new) by e^{gl - g_cum} before it is rounded for the update, so that
+// the scores (WY) kernel stores no qd and kd.
 //
 // The scores' decays, per key (gla), where no exp may overflow however strong the gates:
 // rows fall into four 16-row sub-chunks; for row i of sub-chunk I, the reference row r = 16 I (the
@@ -72,19 +73,20 @@ using namespace tc;
 constexpr int TC_BV = 64; // value columns of a block of the sequential kernel
 
 // ---------------------------------------------------------------------------------------
-// chunk_gla_scores_tc: grid (NC, H), SCORE_THREADS threads, sizeof(ScoreShared<In, K>) bytes of
-// dynamic shared memory. Writes A16 [B*T, H, C] (zero above the diagonal), qd and kd (q's
+// chunk_gla_scores_tc: grid (NC, H), SCORE_THREADS threads, sizeof(ScoreShared<In, K, SCALAR>)
+// bytes of dynamic shared memory. Writes A16 [B*T, H, C] (zero above the diagonal), qd and kd (q's
 // shape), all in the input type; decay [NC, H, G] = e^{gl}; A_out (fp32 A) and g_cum_out when
 // given; with a scalar gate, row_up and row_to_end (store_row_factors) when given, in place of
 // qd and kd.
 // 8 warps: warp w, rows [16 (w % 4), +16), the column tiles nt (8 columns each) of parity w / 4
 constexpr int SCORE_THREADS = 256;
 
-template <class T, int K> struct ScoreShared {
+template <class T, int K, bool SCALAR> struct ScoreShared {
   static constexpr int LK = K + PAD, LA = C + 4;
   T q[C][LK], k[C][LK];
-  float a[C][LA];
-  ChunkGates<K> gates;
+  float a[SCALAR ? 1 : C][LA]; // per-key gates: the scores, before they go out (a scalar gate's
+                               // go out from the accumulators)
+  ChunkGates<K, SCALAR> gates; // a scalar gate's in the room of one gate
 };
 
 template <class In, int K, bool SCALAR>
@@ -92,13 +94,13 @@ __global__ void __launch_bounds__(SCORE_THREADS)
     chunk_gla_scores_tc_kernel(const In *q, const In *k, const float *g, In *A16, In *qd, In *kd,
                                float *decay, float *row_up, float *row_to_end, float *A_out,
                                float *g_cum_out, DeviceChunkTable t, ChunkDims d) {
-  using S = ScoreShared<In, K>;
+  using S = ScoreShared<In, K, SCALAR>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, tid = threadIdx.x, warp = tid / 32;
   const ChunkRows rows = chunk_rows(t, c);
   const int n = rows.n;
-  float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;
+  float(*g_cum)[ChunkGates<K, SCALAR>::LG] = s.gates.g;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
@@ -115,17 +117,31 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 
   // -- the scores of the warp's rows [row0, row0 + 16), its tiles of columns [0, row0 + 16)
   const int row0 = SUB * (warp % 4), parity = warp / 4;
-  if (SCALAR) { // A = (q~ k^T) . exp(g_cum_i - g_cum_j): one exp per (row, column)
+  if constexpr (SCALAR) { // A = (q~ k^T) . exp(g_cum_i - g_cum_j): one exp per (row, column),
+                          // out from the accumulators, two values of a row a store
     mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, parity, K);
-    each_entry_of_side(acc, row0, parity, [&](int i, int j, float x) {
+    const auto score = [&](int i, int j, float x) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the diagonal dropped
       const bool kept = j < i;
 #else
       const bool kept = j <= i;
 #endif
-      s.a[i][j] = kept ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
-    });
+      return kept ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+    };
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+        if (nt % 2 == parity && i < n) {
+          const float a0 = score(i, j, acc[nt].x[e]), a1 = score(i, j + 1, acc[nt].x[e + 1]);
+          const long at = at_score(rows.bos + i, hd, j, d);
+          *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack(to<In>(a0), to<In>(a1));
+          if (A_out)
+            *reinterpret_cast<float2 *>(A_out + at) = make_float2(a0, a1);
+        }
+      }
   } else {
     // which rows of the diagonal block are factored: a prefix, those whose spread is small
     const unsigned pairwise_rows =
@@ -148,13 +164,13 @@ __global__ void __launch_bounds__(SCORE_THREADS)
     if (pairwise_rows && parity == 0)
       pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
                              [&](int i, int j, float x) { s.a[i][j] = x; });
-  }
-  __syncthreads();
-  for (int e = tid; e < n * C; e += SCORE_THREADS) {
-    const int i = e / C, j = e % C;
-    A16[at_score(rows.bos + i, hd, j, d)] = to<In>(s.a[i][j]);
-    if (A_out)
-      A_out[at_score(rows.bos + i, hd, j, d)] = s.a[i][j];
+    __syncthreads();
+    for (int e = tid; e < n * C; e += SCORE_THREADS) {
+      const int i = e / C, j = e % C;
+      A16[at_score(rows.bos + i, hd, j, d)] = to<In>(s.a[i][j]);
+      if (A_out)
+        A_out[at_score(rows.bos + i, hd, j, d)] = s.a[i][j];
+    }
   }
 }
 
@@ -175,14 +191,15 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 //           (B = TC_BV columns);
 //   state:  warp w holds keys [16 (w % (K / 16)), +16), columns [B/S (w / (K / 16)), +B/S)
 //           of the tile, S = 8 / (K / 16) warps sharing a key tile.
-// With output warps (a pass with an output, RULEPROOF_STATE_OUTPUT=warps), eight more warps take
-// the output, so that it leaves the chain of dependent steps from one chunk's state to the next:
-// output warp w (w = 0..7 past the state warps) takes the output's rows and columns above, qd h
-// while the state warps make v_new, then A v_new (or A v) while they update the state. The state
-// warps meet at barrier STATE_BARRIER alone; with w they arrive at V_NEW_BARRIER once v_new is in,
-// where the output warps wait; with row factors alone (simple_gla) the two meet there likewise once
-// v_end is in, so that every step has the same barriers (b11d346, without this meeting, drew 205
-// write-after-read reports from racecheck on simple_gla; reports/gpu/tensor_core.md). Each step's
+// With output warps (a pass with an output, by default; RULEPROOF_STATE_OUTPUT=own leaves them
+// out), eight more warps take the output, so that it leaves the chain of dependent steps from one
+// chunk's state to the next: output warp w (w = 0..7 past the state warps) takes the output's rows
+// and columns above, qd h while the state warps make v_new, then A v_new (or A v) while they update
+// the state. The state warps meet at barrier STATE_BARRIER alone; with w they arrive at
+// V_NEW_BARRIER once v_new is in, where the output warps wait; with row factors alone (simple_gla)
+// the two meet there likewise once v_end is in, so that every step has the same barriers (b11d346,
+// without this meeting, drew 205 write-after-read reports from racecheck on simple_gla;
+// reports/gpu/tensor_core.md). Each step's
 // __syncthreads keeps the output warps within the chunk whose h copy, v_new and tiles they read (h
 // is double-buffered, v_new and the tiles are written after that barrier).
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
@@ -453,7 +470,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
 template <class In, int K, bool SCALAR>
 void launch_scores(const void *q, const void *k, const float *g, const TcScratch &scratch, float *A,
                    float *g_cum, const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(ScoreShared<In, K>));
+  const int bytes = static_cast<int>(sizeof(ScoreShared<In, K, SCALAR>));
   auto *kernel = chunk_gla_scores_tc_kernel<In, K, SCALAR>;
   allow_shared_memory(kernel, bytes, "chunk_gla_scores_tc_kernel");
   kernel<<<dim3(t.NC, d.H), SCORE_THREADS, bytes>>>(
@@ -461,12 +478,14 @@ void launch_scores(const void *q, const void *k, const float *g, const TcScratch
       scratch.decay, scratch.row_up, scratch.row_to_end, A, g_cum, t, d);
 }
 
-/// Whether a pass with an output takes output warps (RULEPROOF_STATE_OUTPUT=warps in the
-/// environment) while they are new; otherwise the state warps compute the output too.
+/// Whether a pass with an output takes output warps: the default since they hold every check and
+/// take 4 to 10% off simple_gla's and gated_delta_rule's forwards (reports/gpu/tensor_core.md,
+/// "Output warps"); RULEPROOF_STATE_OUTPUT=own in the environment keeps the kernel without them,
+/// whose state warps compute the output too.
 bool with_output_warps() {
   static const bool warps = [] {
     const char *kernel = std::getenv("RULEPROOF_STATE_OUTPUT");
-    return kernel && std::string_view(kernel) == "warps";
+    return !(kernel && std::string_view(kernel) == "own");
   }();
   return warps;
 }
