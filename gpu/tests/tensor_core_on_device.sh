@@ -10,8 +10,8 @@
 #
 # STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), wy
 # (gated_delta_rule's two WY kernels timed in turn), output (the sequential kernel with output
-# warps timed beside the one without; RULEPROOF_STATE_OUTPUT=warps STEPS="check sanitize" judges
-# them), bench
+# warps, the default, timed beside the one without; RULEPROOF_STATE_OUTPUT=own STEPS="check
+# sanitize" judges the one without), bench
 # (gpu_bench), kernels (each kernel's time, gpu/bench/profile_kernels.sh; with an fla step after it,
 # flash-linear-attention's kernels' times too), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
@@ -134,9 +134,10 @@ for step in ${STEPS:-check bench ncu}; do
     fi
     ;;
   output)
-    # the sequential kernel with output warps (RULEPROOF_STATE_OUTPUT=warps: eight more warps take
-    # the output off the state's chain) timed beside the kernel without them, twice; to judge and
-    # sanitize them, run the check and sanitize steps with RULEPROOF_STATE_OUTPUT=warps exported
+    # the sequential kernel with output warps (the default: eight more warps take the output off
+    # the state's chain) timed beside the kernel without them (RULEPROOF_STATE_OUTPUT=own), twice;
+    # to judge and sanitize the one without, run the check and sanitize steps with
+    # RULEPROOF_STATE_OUTPUT=own exported
     for i in 1 2; do
       for output in own warps; do
         RULEPROOF_STATE_OUTPUT=$output LD_LIBRARY_PATH=$bench_path timeout 120 \
