@@ -199,11 +199,11 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 // V_NEW_BARRIER once v_new is in, where the output warps wait; with row factors alone (simple_gla)
 // the two meet there likewise once v_end is in, so that every step has the same barriers (b11d346,
 // without this meeting, drew 205 write-after-read reports from racecheck on simple_gla;
-// reports/gpu/tensor_core.md). Each step's
-// __syncthreads keeps the output warps within the chunk whose h copy, v_new and tiles they read (h
-// is double-buffered, v_new and the tiles are written after that barrier).
+// reports/gpu/tensor_core.md). Each step's __syncthreads keeps the output warps within the chunk
+// whose h copy, v_new and tiles they read (h is double-buffered, v_new and the tiles are written
+// after that barrier).
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
-constexpr int OUTPUT_THREADS = 256; // the output warps, when asked for
+constexpr int OUTPUT_THREADS = 256; // the output warps (unless RULEPROOF_STATE_OUTPUT=own)
 constexpr int STATE_BARRIER = 1, V_NEW_BARRIER = 2;
 constexpr int O_TILES = TC_BV / 2 / 8; // n tiles of a warp's output: half the tile's columns
 
