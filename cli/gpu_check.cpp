@@ -196,6 +196,8 @@ std::vector<reports::Result> results_of(const std::vector<Job> &jobs, const GpuC
                                 v->summary());
     r.details["twin_error"] = v->twin_error;
     r.details["floor"] = v->floor;
+    if (v->operand_floor > 0) // the scores' factors' roundings (check::operand_floor)
+      r.details["operand_floor"] = v->operand_floor;
   };
   for (const Job &j : jobs) {
     for (const Verdict &v : j.result.verdicts)

@@ -270,6 +270,34 @@ std::size_t summed_terms(const Case &c, const std::string &output) {
   return 1;
 }
 
+Tensor<double> score_sums_of_squares(const Case &c, const Drawn &d, const std::string &stage_name) {
+  const auto squared = [](const Tensor<float> &t) {
+    return t.map<double>([](float x) { return double(x) * double(x); });
+  };
+  Inputs<double> in{squared(d.in.q),    squared(d.in.k),
+                    squared(d.in.v),    d.in.g.map<double>([](float x) { return 2.0 * x; }),
+                    squared(d.in.beta), squared(d.in.h0),
+                    squared(d.in.a),    squared(d.in.b)};
+  Options opts = d.opts;
+  opts.scale = *d.opts.scale * *d.opts.scale;
+  // |.|: dplr_fla's A_ba and A_bk read -a as one factor (its parameterisation, dplr::as_core),
+  // so the stage of the squared inputs is -sum_c t_ic^2 there
+  return stage(chunk_forward_staged(c.rule, in, opts), stage_name).map<double>([](double x) {
+    return std::abs(x);
+  });
+}
+
+double operand_floor(const Case &c, const Drawn &d, Policy policy, const std::string &stage_name) {
+  const double u = operand_roundoff(policy, c.storage);
+  if (u == 0 || summed_terms(c, stage_name) == 1 || stage_name == "dg" || stage_name == "dgk")
+    return 0;
+  const Tensor<double> sums = score_sums_of_squares(c, d, stage_name);
+  double largest = 0;
+  for (std::size_t i = 0; i < sums.size(); ++i)
+    largest = std::max(largest, sums[i]);
+  return u * std::sqrt(largest);
+}
+
 std::string Case::describe() const {
   std::ostringstream s;
   s << name_of(rule) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
@@ -361,8 +389,10 @@ std::string Verdict::summary() const {
 }
 
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
-              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms) {
+              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms,
+              double operand_floor) {
   Verdict v;
+  v.operand_floor = operand_floor;
   v.output = output;
   v.stored = stored;
   v.roundoff = unit_roundoff(stored);
@@ -403,6 +433,7 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
   // The sum's fp32 roundings, then (for a 16-bit output) its one rounding to the stored type.
   const double sum_roundoff = std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32);
   v.floor = (sum_roundoff + (stored == DType::fp32 ? 0.0 : v.roundoff)) * v.truth_max;
+  v.floor += v.operand_floor; // the roundings of the products' factors, where they are rounded
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
   return v;
 }
@@ -432,7 +463,8 @@ Result check_forward(const Case &c, unsigned threads) {
                  to_double_tensor(truth.out.final_state)));
   for (const char *name : stage_names(c.rule))
     add(r, judge(name, DType::fp32, stage(kernel, name), stage(twin, name),
-                 to_double_tensor(stage(truth, name)), summed_terms(c, name)));
+                 to_double_tensor(stage(truth, name)), summed_terms(c, name),
+                 operand_floor(c, d, forward_policy(c), name)));
   return r;
 }
 

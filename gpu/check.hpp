@@ -6,7 +6,8 @@
 //   floor = (sqrt(n) u_fp32 + u) max_i |truth_i|  (the sqrt(n) fp32 roundings of a sum of n
 //           terms, the probabilistic size of rounding in an n-term fp32 sum: summed_terms; then,
 //           for an output stored in 16 bits, its one rounding to that type, u its unit roundoff:
-//           what no kernel storing it can avoid),
+//           what no kernel storing it can avoid; for the scores under a policy that rounds
+//           product operands, plus the roundings of their factors: operand_floor),
 //   allowed = twin_factor max(twin_error, floor),
 // and the output passes when every element is finite (outputs are poisoned with NaN before
 // the launch, so an element never written fails) and kernel_error <= allowed. The truth is
@@ -98,6 +99,7 @@ struct Verdict {
   bool finite = true;
   std::size_t worst_index = 0; ///< the worst element, or the first non-finite one
   double truth_max = 0, kernel_error = 0, twin_error = 0, floor = 0, allowed = 0;
+  double operand_floor = 0; ///< the part of the floor from product operands' roundings
   /// Root mean squares over the elements: of the truth, of the kernel's and the twin's errors
   /// (kernel_rms / truth_rms is flash-linear-attention's error ratio).
   double truth_rms = 0, kernel_rms = 0, twin_rms = 0;
@@ -115,8 +117,11 @@ struct Verdict {
 /// (Higham and Mary, 2019), besides its one rounding to the stored type: the twin's own error on
 /// one input can fall far below it by chance, and a correct kernel summing in another order
 /// must not fail for that.
+/// `operand_floor` (operand_floor()) is added to the floor as it stands: the size of the
+/// roundings of the factors of the output's products, where the policy rounds them.
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
-              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1);
+              const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1,
+              double operand_floor = 0);
 
 /// \brief How many terms each element of an fp32 output sums, for judge's summed_terms: the
 /// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0, dplr's A_qk, A_qa, A_ba,
@@ -129,6 +134,31 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
 /// own order of A0 at K = 128 erred 7.7 roundings where the twin's error was 1.7
 /// (gpu/tests/twin_tests.cpp, kernel_order_of_the_scores_passes_the_twin_verdict).
 std::size_t summed_terms(const Case &c, const std::string &output);
+
+/// \brief The part of a score stage's floor that the roundings of its products' factors make,
+/// under `policy`: u max_i sqrt(sum_c t_ic^2), u the unit roundoff of the factors (0 under a
+/// policy that rounds none), t_ic the terms element i of the stage sums (the stages that
+/// summed_terms counts over the keys or values; 0 for every other output).
+///
+/// Each factor rounded to u carries a relative error of at most u, so the sum of the terms
+/// carries a random walk of standard deviation about u sqrt(2/3) sqrt(sum_c t_ic^2): its size
+/// is the terms', not the sum's, which can cancel to far less. The twin's own walk on one input
+/// can end near zero by chance; where the stage has one element (T = 1), 4 times its error is no
+/// bound. At T = 1, gla's one bf16 score (K = 128, keys 32 times as large) summed 1.18 from
+/// terms of root sum of squares 10.1: the kernels' order erred 0.0256 where the twin erred 0.0001
+/// (gpu/tests/twin_tests.cpp, tensor_core_order_of_the_scores_passes_the_tensor_core_verdict).
+///
+/// Every score stage is bilinear in its two factors with a positive decay e^{sum of
+/// log-gates}, times scale and beta where they apply, so sum_c t_ic^2 is the same stage of the
+/// squared inputs with the log-gates doubled (and scale and beta squared): the reference in
+/// double computes it (score_sums_of_squares).
+double operand_floor(const Case &c, const Drawn &d, Policy policy, const std::string &stage);
+
+/// \brief sum_c t_ic^2 for every element i of a score stage of c (operand_floor): the stage of
+/// the squared inputs with the log-gates doubled and the scale squared, in double, its
+/// magnitude taken (dplr_fla's A_ba and A_bk read -a, and give -sum_c t_ic^2). Meaningful for
+/// the score stages alone.
+Tensor<double> score_sums_of_squares(const Case &c, const Drawn &d, const std::string &stage);
 
 /// \brief A check's outcome on one case: its verdicts, or what differed (bitwise checks).
 struct Result {

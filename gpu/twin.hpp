@@ -187,6 +187,13 @@ inline emulation::Roundings roundings_or_throw(Policy p, DType t) {
 /// The unit roundoff 2^-bits of a rounding to `bits` significand bits.
 inline double roundoff(int bits) { return std::ldexp(1.0, -bits); }
 
+/// The unit roundoff of the factors policy p rounds its products' operands to, for inputs of
+/// type t; 0 where it rounds none (fp32) or cannot apply.
+inline double operand_roundoff(Policy p, DType t) {
+  const auto r = roundings(p, t);
+  return r && r->operand_bits < 24 ? roundoff(r->operand_bits) : 0.0;
+}
+
 /// \brief The type each output is stored in, by its name (o, final_state, dq, dk, dv, dg, dbeta,
 /// da, db, dh0): what the twin rounds it to.
 struct OutputTypes {
