@@ -251,8 +251,8 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
                                 const DumpReference &ref,
                                 std::vector<reports::ErrorProfile> *profiles) {
   std::vector<Verdict> verdicts;
-  gpu::check::Case sizes; // what summed_terms reads: the rule, T and K, as gpu-check has them
-  sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3);
+  gpu::check::Case sizes; // what summed_terms reads: the rule, T, K and V, as gpu-check has them
+  sizes.rule = rule, sizes.T = d.in.q.dim(1), sizes.K = d.in.q.dim(3), sizes.V = d.in.v.dim(3);
   const auto kernel = named_outputs(rule, d.out, d.grads);
   const auto twin = named_outputs(rule, ref.twin, ref.twin_grads);
   const auto truth = named_outputs(rule, ref.truth, ref.truth_grads);

@@ -261,6 +261,8 @@ std::size_t summed_terms(const Case &c, const std::string &output) {
   // The gate's gradient: dg, or dgk, dplr's by flash-linear-attention's name.
   if (output == "dg" || output == "dgk")
     return chunk_local_dg ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+  if (output == "dbeta") // A^T dU . v, A^T dW . k, dA0 . X: V, K and the chunk's rows
+    return c.K + c.V + std::min<std::size_t>(c.T, kernel_chunk_size);
   if (c.rule == KernelRule::dplr_fla)
     return output == "A_qk" || output == "A_qa" || output == "A_ba" || output == "A_bk" ? c.K : 1;
   if (c.rule == KernelRule::gated_oja) // A0 = Diag(beta) (v v^T decayed): the V values
@@ -268,6 +270,13 @@ std::size_t summed_terms(const Case &c, const std::string &output) {
   if (output == (is_delta(c.rule) ? "A0" : "A"))
     return c.K;
   return 1;
+}
+
+bool is_score_stage(KernelRule rule, const std::string &stage_name) {
+  if (rule == KernelRule::dplr_fla)
+    return stage_name == "A_qk" || stage_name == "A_qa" || stage_name == "A_ba" ||
+           stage_name == "A_bk";
+  return stage_name == (is_delta(rule) || rule == KernelRule::gated_oja ? "A0" : "A");
 }
 
 Tensor<double> score_sums_of_squares(const Case &c, const Drawn &d, const std::string &stage_name) {
@@ -289,7 +298,7 @@ Tensor<double> score_sums_of_squares(const Case &c, const Drawn &d, const std::s
 
 double operand_floor(const Case &c, const Drawn &d, Policy policy, const std::string &stage_name) {
   const double u = operand_roundoff(policy, c.storage);
-  if (u == 0 || summed_terms(c, stage_name) == 1 || stage_name == "dg" || stage_name == "dgk")
+  if (u == 0 || !is_score_stage(c.rule, stage_name))
     return 0;
   const Tensor<double> sums = score_sums_of_squares(c, d, stage_name);
   double largest = 0;
@@ -484,8 +493,8 @@ Result check_backward(const Case &c, unsigned threads) {
   add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg),
                summed_terms(c, "dg")));
   if (has_beta(c.rule))
-    add(r,
-        judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta, to_double_tensor(truth.dbeta)));
+    add(r, judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta,
+                 to_double_tensor(truth.dbeta), summed_terms(c, "dbeta")));
   if (has_ab(c.rule)) {
     add(r, judge("da", c.storage, kernel.grads.da, twin.da, to_double_tensor(truth.da)));
     add(r, judge("db", c.storage, kernel.grads.db, twin.db, to_double_tensor(truth.db)));

@@ -127,7 +127,9 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
 /// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0, dplr's A_qk, A_qa, A_ba,
 /// A_bk) a dot product over the K keys, gated_oja's A0 over the V values; dg a reverse
 /// cumulative sum, over the whole sequence for gla and simple_gla (T rows at most), inside each
-/// chunk for the others (min(T, 64) rows); 1 for the other outputs.
+/// chunk for the others (min(T, 64) rows); dbeta three row dots (kda::chunk_wy_bwd: over the V
+/// values, the K keys and the min(T, 64) rows of the chunk's scores), K + V + min(T, 64); 1 for
+/// the other outputs.
 /// Where the twin sums in an order more accurate than another correct one (the delta rules'
 /// scalar-gate A0: the twin takes the K-term dot product, then one decay; a kernel may decay
 /// each term), its error on one input can fall far below that order's: on the CPU the kernels'
@@ -153,6 +155,10 @@ std::size_t summed_terms(const Case &c, const std::string &output);
 /// squared inputs with the log-gates doubled (and scale and beta squared): the reference in
 /// double computes it (score_sums_of_squares).
 double operand_floor(const Case &c, const Drawn &d, Policy policy, const std::string &stage);
+
+/// Whether a stage of `rule` is one of its intra-chunk scores (gla's and simple_gla's A, the
+/// delta rules' and gated_oja's A0, dplr_fla's A_qk, A_qa, A_ba, A_bk).
+bool is_score_stage(KernelRule rule, const std::string &stage);
 
 /// \brief sum_c t_ic^2 for every element i of a score stage of c (operand_floor): the stage of
 /// the squared inputs with the log-gates doubled and the scale squared, in double, its
