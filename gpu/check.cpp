@@ -263,12 +263,8 @@ std::size_t summed_terms(const Case &c, const std::string &output) {
     return chunk_local_dg ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
   if (output == "dbeta") // A^T dU . v, A^T dW . k, dA0 . X: V, K and the chunk's rows
     return c.K + c.V + std::min<std::size_t>(c.T, kernel_chunk_size);
-  if (c.rule == KernelRule::dplr_fla)
-    return output == "A_qk" || output == "A_qa" || output == "A_ba" || output == "A_bk" ? c.K : 1;
-  if (c.rule == KernelRule::gated_oja) // A0 = Diag(beta) (v v^T decayed): the V values
-    return output == "A0" ? c.V : 1;
-  if (output == (is_delta(c.rule) ? "A0" : "A"))
-    return c.K;
+  if (is_score_stage(c.rule, output)) // gated_oja's A0 = Diag(beta) (v v^T decayed): over V
+    return c.rule == KernelRule::gated_oja ? c.V : c.K;
   return 1;
 }
 
