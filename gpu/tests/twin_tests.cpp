@@ -739,9 +739,6 @@ TEST_CASE("score_sums_of_squares_are_those_of_the_terms", "[twin]") {
   const auto absolute = [](const Tensor<float> &t) {
     return t.map<double>([](float x) { return double(std::abs(x)); });
   };
-  const auto widened = [](const Tensor<float> &t) {
-    return t.map<double>([](float x) { return double(x); });
-  };
   for (KernelRule rule : all_kernel_rules)
     check::prop_cases(std::string(name_of(rule)), 6, [=] {
       check::Case c = *cpu_case(rule, DType::bf16);
@@ -749,12 +746,14 @@ TEST_CASE("score_sums_of_squares_are_those_of_the_terms", "[twin]") {
       c.cu_seqlens.clear();
       const check::Drawn d = check::draw(c);
       RC_LOG() << c.describe() << "\n";
-      const Inputs<double> in{widened(d.in.q), widened(d.in.k),    widened(d.in.v),
-                              widened(d.in.g), widened(d.in.beta), widened(d.in.h0),
-                              widened(d.in.a), widened(d.in.b)};
-      const Inputs<double> magnitudes{absolute(d.in.q), absolute(d.in.k),    absolute(d.in.v),
-                                      widened(d.in.g),  absolute(d.in.beta), widened(d.in.h0),
-                                      absolute(d.in.a), absolute(d.in.b)};
+      const Inputs<double> in{to_double_tensor(d.in.q),    to_double_tensor(d.in.k),
+                              to_double_tensor(d.in.v),    to_double_tensor(d.in.g),
+                              to_double_tensor(d.in.beta), to_double_tensor(d.in.h0),
+                              to_double_tensor(d.in.a),    to_double_tensor(d.in.b)};
+      const Inputs<double> magnitudes{absolute(d.in.q),    absolute(d.in.k),
+                                      absolute(d.in.v),    to_double_tensor(d.in.g),
+                                      absolute(d.in.beta), to_double_tensor(d.in.h0),
+                                      absolute(d.in.a),    absolute(d.in.b)};
       const StagedForward<double> sums = chunk_forward_staged(rule, in, d.opts);
       const StagedForward<double> l1 = chunk_forward_staged(rule, magnitudes, d.opts);
       for (const char *name : stage_names(rule)) {
