@@ -4,6 +4,8 @@
 
 #include <climits>
 #include <cmath>
+#include <list>
+#include <mutex>
 #include <string>
 
 namespace ruleproof::gpu {
@@ -16,6 +18,29 @@ void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shap
                      "element type " + dtype_name(a.dtype) + ", expected " + dtype_name(dtype));
   ruleproof::detail::expect_shape(name, a.shape, shape);
 }
+
+namespace {
+/// The device copy of a chunk table's arrays: the one made for the same arrays by one of the last
+/// kept_tables distinct tables, else a new queued copy, kept. Every launch is queued on the same
+/// (legacy) stream, so a copy that leaves the cache while a kernel still reads it goes back to the
+/// allocator, whose next user writes it only after that kernel; a kept copy is never written.
+std::shared_ptr<const DeviceArray> uploaded_table(const std::vector<int> &all) {
+  constexpr std::size_t kept_tables = 16;
+  static std::mutex lock;
+  static std::list<std::pair<std::vector<int>, std::shared_ptr<const DeviceArray>>> kept;
+  std::lock_guard<std::mutex> guard(lock);
+  for (auto it = kept.begin(); it != kept.end(); ++it)
+    if (it->first == all) {
+      kept.splice(kept.begin(), kept, it); // the most recent first
+      return kept.front().second;
+    }
+  auto table = std::make_shared<const DeviceArray>(DeviceArray::upload_ints(all, true));
+  kept.emplace_front(all, table);
+  if (kept.size() > kept_tables)
+    kept.pop_back();
+  return table;
+}
+} // namespace
 
 ChunkTable::ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int64_t> &cu_seqlens) {
   Options o;
@@ -35,12 +60,12 @@ ChunkTable::ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int6
   std::vector<int> all;
   for (const std::vector<int> *x : {&seq_bos, &seq_eos, &seq_first_chunk, &chunk_seq, &chunk_bos})
     all.insert(all.end(), x->begin(), x->end());
-  d_table = DeviceArray::upload_ints(all, true);
+  d_table = uploaded_table(all);
 }
 
 DeviceChunkTable ChunkTable::device() const {
   DeviceChunkTable t;
-  const int *at = static_cast<const int *>(d_table.data());
+  const int *at = static_cast<const int *>(d_table->data());
   const auto next = [&](const std::vector<int> &x) {
     const int *p = x.empty() ? nullptr : at;
     at += x.size();

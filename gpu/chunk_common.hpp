@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -54,9 +55,10 @@ void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shap
 /// The sequences and chunks of a call, on the host and on the device.
 struct ChunkTable {
   std::vector<int> seq_bos, seq_eos, seq_first_chunk, chunk_seq, chunk_bos;
-  /// The five arrays one after the other on the device, copied in one queued copy: a call waits
-  /// for no kernel before its own.
-  DeviceArray d_table;
+  /// The five arrays one after the other on the device, copied in one queued copy (a call waits
+  /// for no kernel before its own), or the copy a call before made of the same arrays
+  /// (uploaded_table): a repeated shape copies nothing.
+  std::shared_ptr<const DeviceArray> d_table;
 
   ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int64_t> &cu_seqlens);
   DeviceChunkTable device() const;

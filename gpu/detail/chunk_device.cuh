@@ -10,8 +10,11 @@
 #include <cuda_fp16.h> // __half, __half2float, __float2half_rn
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "chunk_launch.hpp"
@@ -263,9 +266,20 @@ inline void check(const char *kernel) { check_status(cudaGetLastError(), kernel)
 /// Programming Guide, "Compute Capability 9.0").
 constexpr int max_shared_bytes = 227 * 1024;
 
+/// Set once a device, kernel and size: a call of the host API queues its kernels with no driver
+/// call of its own before them.
 template <class Kernel> void allow_shared_memory(Kernel *kernel, int bytes, const char *name) {
+  static std::mutex lock;
+  static std::set<std::tuple<int, const void *, int>> allowed;
+  int device = 0;
+  check_status(cudaGetDevice(&device), name);
+  const auto key = std::make_tuple(device, reinterpret_cast<const void *>(kernel), bytes);
+  std::lock_guard<std::mutex> guard(lock);
+  if (allowed.count(key))
+    return;
   check_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
                (std::string(name) + ": shared memory").c_str());
+  allowed.insert(key);
 }
 
 inline void check_sync(const char *kernel) {
