@@ -72,7 +72,9 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
 
 /// The start of both WY kernels: chunk `rows`' q, k and v copied into the tiles at q_to, k_to and
 /// v_to (LK, LV values a row; rows past n zero), beta into beta_to, and the chunk's gates made.
-/// Called by the whole block; ends synchronised.
+/// Called by the whole block; ends synchronised with q and k in, while v's copy may still be on
+/// its way (the scores do not read it): mma::wait_copies() before the barrier past which v is
+/// read.
 template <class In, int K, int V, bool SCALAR, bool COMPACT>
 __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, float *beta_to,
                               ChunkGates<K, COMPACT> &gates, const In *q, const In *k, const In *v,
@@ -82,13 +84,14 @@ __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, floa
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(k_to, LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  mma::commit_copies();
   copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
   mma::commit_copies();
   if (threadIdx.x < C)
     beta_to[threadIdx.x] =
         threadIdx.x < n ? beta[row_at + static_cast<long>(threadIdx.x) * d.H] : 0.0f;
   chunk_gates<K, SCALAR>(gates, g, rows, hd, d, g_cum_out);
-  mma::wait_copies();
+  mma::wait_copies_but_last(); // q and k
   __syncthreads();
 }
 
@@ -167,6 +170,7 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
                              });
     }
   }
+  mma::wait_copies(); // v's copy, read past this barrier
   __syncthreads();
   if (x.Aqk)
     store_scores(static_cast<In *>(x.Aqk), s.a16, rows, hd, d);
@@ -265,7 +269,8 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
       s.first.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
     });
   }
-  __syncthreads(); // A0 is in; k is read by no product any more
+  mma::wait_copies(); // v's copy, read past this barrier
+  __syncthreads();    // A0 is in; k is read by no product any more
   if (st.A0)
     for (int e = tid; e < n * C; e += WY_THREADS)
       st.A0[at_score(rows.bos + e / C, hd, e % C, d)] = s.first.a0[e / C][e % C];
@@ -282,9 +287,13 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
     if (st.A && i < n)
       st.A[at_score(rows.bos + i, hd, j, d)] = val(to<In>(y));
   });
-  for (int e = tid; e < C * C; e += WY_THREADS) {
-    const int i = e / C, j = e % C;
-    s.first.a16[i][j] = to<In>(j / SUB > i / SUB ? 0.0f : s.solve.a[i][j]);
+  for (int e = tid; e < C * (C / 8); e += WY_THREADS) { // 8 entries of a row a store
+    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
+    alignas(16) In y[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
+    *reinterpret_cast<uint4 *>(&s.first.a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
   }
   __syncthreads();
   if (x.A)
