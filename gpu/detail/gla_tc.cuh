@@ -236,21 +236,26 @@ __device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], in
 }
 
 /// The loop every warp product here runs: for each 16-deep step kk of [from, depth), the A
-/// fragment load_a(a, kk), then for each tile nt the B fragment load_b(b, nt, kk) and acc[nt] +=
-/// a b (tiles for which `take(nt)` is false skipped).
+/// fragment load_a(a, kk) and every tile's B fragment load_b(b[nt], nt, kk) first, then acc[nt] +=
+/// a b[nt] for each tile (tiles for which `take(nt)` is false skipped). Loading the step's
+/// fragments before its products lets each mma.sync find its operands in (ldmatrix and mma.sync
+/// are volatile asm, issued in the order written); the sums are those of one product after
+/// another.
 template <class T, int TILES, class LoadA, class LoadB, class Take>
 __device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth, LoadA load_a,
                                     LoadB load_b, Take take) {
   for (int kk = from; kk < depth; kk += 16) {
     mma::FragA a;
     load_a(a, kk);
+    mma::FragB b[TILES];
 #pragma unroll
     for (int nt = 0; nt < TILES; ++nt)
-      if (take(nt)) {
-        mma::FragB b;
-        load_b(b, nt, kk);
-        mma::mma(acc[nt], a, b, T{});
-      }
+      if (take(nt))
+        load_b(b[nt], nt, kk);
+#pragma unroll
+    for (int nt = 0; nt < TILES; ++nt)
+      if (take(nt))
+        mma::mma(acc[nt], a, b[nt], T{});
   }
 }
 /// warp_product's `take` for every tile.
