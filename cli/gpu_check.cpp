@@ -354,8 +354,12 @@ int run_gpu_check(const GpuCheckOptions &opt, const std::string &command) {
      << twin_factor << " x max(twin error under the policy of the kernels that ran ("
      << opt.policies()
      << "), one rounding of the largest entry to the output's type after sqrt(n) fp32 "
-        "roundings where each element sums n terms: the scores A or A0 over the K keys, "
-        "dg over the rows). Errors below are max |x - truth| / max |truth| over the cases.\n\n"
+        "roundings where each element sums n terms: the scores (A, A0, dplr_fla's A_qk, A_qa, "
+        "A_ba, A_bk) over the K keys (gated_oja's A0 over the V values), dbeta over K + V + "
+        "min(T, 64), dg over the rows; plus, for the scores under the tensor-core policy, the "
+        "roundings of their 16-bit factors: the factors' unit roundoff times the largest root "
+        "sum of squares of an entry's terms). Errors below are max |x - truth| / max |truth| "
+        "over the cases.\n\n"
      << "| rule | type | output | judged | fail | kernel rel. error | twin rel. error | worst "
         "error / allowed |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto &[key, o] : outputs) {
