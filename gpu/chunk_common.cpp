@@ -23,7 +23,8 @@ namespace {
 /// The device copy of a chunk table's arrays: the one made for the same arrays by one of the last
 /// kept_tables distinct tables, else a new queued copy, kept. Every launch is queued on the same
 /// (legacy) stream, so a copy that leaves the cache while a kernel still reads it goes back to the
-/// allocator, whose next user writes it only after that kernel; a kept copy is never written.
+/// allocator, whose next user writes it only after that kernel; a kept copy is never written. One
+/// device, as the allocator's kept blocks (memory.cpp): the copies are the current device's.
 std::shared_ptr<const DeviceArray> uploaded_table(const std::vector<int> &all) {
   constexpr std::size_t kept_tables = 16;
   static std::mutex lock;
