@@ -2,6 +2,7 @@
 // shape checks, the chunk table, the sizes as the kernels take them, output buffers.
 #include "chunk_common.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <list>
@@ -55,11 +56,13 @@ ChunkTable::ChunkTable(std::size_t B, std::size_t T, const std::vector<std::int6
     for (int r = bos; r < eos; r += kernel_chunk_size) {
       chunk_seq.push_back(static_cast<int>(seq_bos.size() - 1));
       chunk_bos.push_back(r);
+      chunk_n.push_back(std::min(kernel_chunk_size, eos - r));
     }
   }
   seq_first_chunk.push_back(static_cast<int>(chunk_seq.size()));
   std::vector<int> all;
-  for (const std::vector<int> *x : {&seq_bos, &seq_eos, &seq_first_chunk, &chunk_seq, &chunk_bos})
+  for (const std::vector<int> *x :
+       {&seq_bos, &seq_eos, &seq_first_chunk, &chunk_seq, &chunk_bos, &chunk_n})
     all.insert(all.end(), x->begin(), x->end());
   d_table = uploaded_table(all);
 }
@@ -77,6 +80,7 @@ DeviceChunkTable ChunkTable::device() const {
   t.seq_first_chunk = next(seq_first_chunk);
   t.chunk_seq = next(chunk_seq);
   t.chunk_bos = next(chunk_bos);
+  t.chunk_n = next(chunk_n);
   t.N = static_cast<int>(seq_bos.size());
   t.NC = static_cast<int>(chunk_seq.size());
   return t;

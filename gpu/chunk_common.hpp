@@ -54,8 +54,8 @@ void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shap
 
 /// The sequences and chunks of a call, on the host and on the device.
 struct ChunkTable {
-  std::vector<int> seq_bos, seq_eos, seq_first_chunk, chunk_seq, chunk_bos;
-  /// The five arrays one after the other on the device, copied in one queued copy (a call waits
+  std::vector<int> seq_bos, seq_eos, seq_first_chunk, chunk_seq, chunk_bos, chunk_n;
+  /// The six arrays one after the other on the device, copied in one queued copy (a call waits
   /// for no kernel before its own), or the copy a call before made of the same arrays
   /// (uploaded_table): a repeated shape copies nothing.
   std::shared_ptr<const DeviceArray> d_table;

@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(SCORE_THREADS)
         if (nt % 2 == parity && i < n) {
           const float a0 = score(i, j, acc[nt].x[e]), a1 = score(i, j + 1, acc[nt].x[e + 1]);
           const long at = at_score(rows.bos + i, hd, j, d);
-          *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack(to<In>(a0), to<In>(a1));
+          *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack_rounded<In>(a0, a1);
           if (A_out)
             *reinterpret_cast<float2 *>(A_out + at) = make_float2(a0, a1);
         }
@@ -229,32 +229,34 @@ template <class T, int K, int G> struct StateShared {
   T v_end[C][TC_BV + PAD]; // with row factors: v_new . e^{gl - g_cum}, the update's right factor
 };
 
-/// Starts copying chunk c's tiles into `x` (rows past its end zero).
-template <class T, int K, int G>
+/// Starts copying chunk c's tiles into `x` (rows past its end zero), by the block's THREADS
+/// threads.
+template <int THREADS, class T, int K, int G>
 __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRows rows, int c,
                            int hd, int v0, const ChunkDims &d) {
   using X = ChunkTiles<T, K, G>;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  copy_rows_async(&x.left[0][0], X::LK, static_cast<const T *>(p.left) + row_at * K,
-                  static_cast<long>(d.H) * K, C, rows.n, K);
-  copy_rows_async(&x.right[0][0], X::LV, static_cast<const T *>(p.right) + row_at * d.V + v0,
-                  static_cast<long>(d.H) * d.V, C, rows.n, TC_BV);
+  const long keys = static_cast<long>(d.H) * K, values = static_cast<long>(d.H) * d.V;
+  copy_tile_async<C, K, THREADS>(&x.left[0][0], X::LK, static_cast<const T *>(p.left) + row_at * K,
+                                 keys, rows.n);
+  copy_tile_async<C, TC_BV, THREADS>(
+      &x.right[0][0], X::LV, static_cast<const T *>(p.right) + row_at * d.V + v0, values, rows.n);
   if (p.w)
-    copy_rows_async(&x.w[0][0], X::LK, static_cast<const T *>(p.w) + row_at * K,
-                    static_cast<long>(d.H) * K, C, rows.n, K);
+    copy_tile_async<C, K, THREADS>(&x.w[0][0], X::LK, static_cast<const T *>(p.w) + row_at * K,
+                                   keys, rows.n);
   const bool delta_backward = p.w && p.reverse;
   if (p.left2) { // the second update term, in the places of qd and A
     static_assert(X::LC == X::LV, "right2 takes the scores' place");
-    copy_rows_async(&x.qd[0][0], X::LK, static_cast<const T *>(p.left2) + row_at * K,
-                    static_cast<long>(d.H) * K, C, rows.n, K);
-    copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.right2) + row_at * d.V + v0,
-                    static_cast<long>(d.H) * d.V, C, rows.n, TC_BV);
+    copy_tile_async<C, K, THREADS>(&x.qd[0][0], X::LK, static_cast<const T *>(p.left2) + row_at * K,
+                                   keys, rows.n);
+    copy_tile_async<C, TC_BV, THREADS>(
+        &x.a[0][0], X::LC, static_cast<const T *>(p.right2) + row_at * d.V + v0, values, rows.n);
   } else if (p.o || delta_backward) {
-    copy_rows_async(&x.qd[0][0], X::LK,
-                    static_cast<const T *>(delta_backward ? p.kd : p.qd) + row_at * K,
-                    static_cast<long>(d.H) * K, C, rows.n, K);
-    copy_rows_async(&x.a[0][0], X::LC, static_cast<const T *>(p.A16) + row_at * C,
-                    static_cast<long>(d.H) * C, C, rows.n, C);
+    copy_tile_async<C, K, THREADS>(
+        &x.qd[0][0], X::LK, static_cast<const T *>(delta_backward ? p.kd : p.qd) + row_at * K, keys,
+        rows.n);
+    copy_tile_async<C, C, THREADS>(&x.a[0][0], X::LC, static_cast<const T *>(p.A16) + row_at * C,
+                                   static_cast<long>(d.H) * C, rows.n);
   }
   if (p.row_up && threadIdx.x < C) {
     const int i = threadIdx.x;
@@ -290,7 +292,17 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
   const int owarp = warp % STATE_WARPS; // the output's rows and columns by the warp's place
   const int row0 = SUB * (owarp % 4), ocol0 = TC_BV / 2 * (owarp / 4);
   const int first = t.seq_first_chunk[n_seq], chunks = t.seq_first_chunk[n_seq + 1] - first;
-  const auto chunk = [&](int step) { return p.reverse ? first + chunks - 1 - step : first + step; };
+  const int seq_bos = t.seq_bos[n_seq], seq_eos = t.seq_eos[n_seq];
+  const auto index = [&](int step) { return p.reverse ? chunks - 1 - step : step; };
+  const auto chunk = [&](int step) { return first + index(step); };
+  const auto rows_of = [&](int step) { return sequence_chunk_rows(seq_bos, seq_eos, index(step)); };
+  // the chunk of `step` copied into `x` by the whole block
+  const auto copy = [&](X &x, int step) {
+    if (output_warps)
+      copy_chunk<STATE_THREADS + OUTPUT_THREADS>(x, p, rows_of(step), chunk(step), hd, v0, d);
+    else
+      copy_chunk<STATE_THREADS>(x, p, rows_of(step), chunk(step), hd, v0, d);
+  };
   In *o = static_cast<In *>(p.o), *s_chunks16 = static_cast<In *>(p.s_chunks16);
 
   // the state tile, in accumulators: tile nt covers keys key0.., columns scol0 + 8 nt..; at the
@@ -306,7 +318,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
         const int key = key0 + mma::acc_row(e), col = scol0 + nt * 8 + mma::acc_col(e);
         if (shared_copy)
           *reinterpret_cast<std::uint32_t *>(&s.h[buffer][key][col]) =
-              mma::pack(to<In>(state[nt].x[e]), to<In>(state[nt].x[e + 1]));
+              mma::pack_rounded<In>(state[nt].x[e], state[nt].x[e + 1]);
         if (p.s_chunks)
           for (int u = 0; u < 2; ++u)
             p.s_chunks[at_state(c, hd, key, v0 + col + u, d)] = state[nt].x[e + u];
@@ -323,7 +335,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
   // then the scores' term with the update's right factor and the store
   const auto output_state_term = [&](mma::Acc(&acc)[O_TILES], const X &x,
                                      const In(*h)[TC_BV + PAD]) {
-    rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+    rows_times<true>(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
     if (p.row_up) // q h . scale e^{g_cum}
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
@@ -337,20 +349,20 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
                                       ChunkRows rows) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the delta rules' output
                              // takes u for v_new in its scores' term
-    rows_times(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
-               row0 + SUB);
+    rows_times<true>(acc, &x.a[0][0], X::LC, row0, p.w ? &x.right[0][0] : right, X::LV, ocol0,
+                     row0 + SUB);
 #else
-    rows_times(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
+    rows_times<true>(acc, &x.a[0][0], X::LC, row0, right, X::LV, ocol0, row0 + SUB);
 #endif
     store_rows(o, acc, row0, v0 + ocol0, rows.n, static_cast<long>(rows.bos) * d.H * d.V + hd * d.V,
                static_cast<long>(d.H) * d.V, [](int, int, float x) { return x; });
   };
   if (chunks > 0)
-    copy_chunk(s.tiles[0], p, chunk_rows(t, chunk(0)), chunk(0), hd, v0, d);
+    copy(s.tiles[0], 0);
 
   for (int step = 0; step < chunks; ++step) {
     const int c = chunk(step);
-    const ChunkRows rows = chunk_rows(t, c);
+    const ChunkRows rows = rows_of(step);
     X &x = s.tiles[step % 2];
     const In(*h)[TC_BV + PAD] = s.h[step % 2];
     if (state_warp)
@@ -358,8 +370,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     mma::wait_copies();
     __syncthreads(); // chunk c's tiles and state are in; every warp is done with the chunk before
     if (step + 1 < chunks)
-      copy_chunk(s.tiles[(step + 1) % 2], p, chunk_rows(t, chunk(step + 1)), chunk(step + 1), hd,
-                 v0, d);
+      copy(s.tiles[(step + 1) % 2], step + 1);
     if (!state_warp) { // an output warp: the state term while v_new is made, then the rest
       mma::Acc acc[O_TILES];
       output_state_term(acc, x, h);
@@ -380,10 +391,11 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
                // u - w h; backwards, dv2 = A^T dO + kd dh, kept negated for the update
       mma::Acc acc[O_TILES];
       if (p.reverse) {
-        transposed_times_rows(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0, row0, C);
-        rows_times(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+        transposed_times_rows<true>(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0,
+                                    row0, C);
+        rows_times<true>(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
       } else {
-        rows_times(acc, &x.w[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+        rows_times<true>(acc, &x.w[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
       }
       const auto new_value = [&](int i, int col, float y) {
         return p.reverse ? y : val(x.right[i][col]) - y;
@@ -418,11 +430,17 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
       mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_new is in
       right = &s.v_new[0][0];
     } else if (p.row_up) { // the update's right factor v . e^{gl - g_cum}, rounded once
-      for (int e = threadIdx.x; e < C * (TC_BV / 2); e += STATE_THREADS) {
-        const int i = e / (TC_BV / 2), col = 2 * (e % (TC_BV / 2));
+      for (int e = threadIdx.x; e < C * (TC_BV / 8); e += STATE_THREADS) { // 8 values a store
+        const int i = e / (TC_BV / 8), col = 8 * (e % (TC_BV / 8));
         const float f = x.row_to_end[i];
-        *reinterpret_cast<std::uint32_t *>(&s.v_end[i][col]) =
-            mma::pack(to<In>(f * val(x.right[i][col])), to<In>(f * val(x.right[i][col + 1])));
+        alignas(16) In v[8];
+        *reinterpret_cast<uint4 *>(v) = *reinterpret_cast<const uint4 *>(&x.right[i][col]);
+        uint4 ended;
+        ended.x = mma::pack_rounded<In>(f * val(v[0]), f * val(v[1]));
+        ended.y = mma::pack_rounded<In>(f * val(v[2]), f * val(v[3]));
+        ended.z = mma::pack_rounded<In>(f * val(v[4]), f * val(v[5]));
+        ended.w = mma::pack_rounded<In>(f * val(v[6]), f * val(v[7]));
+        *reinterpret_cast<uint4 *>(&s.v_end[i][col]) = ended;
       }
       if (output_warps) { // the barriers of the delta rules' steps, though v_end is the state's
         mma::barrier_arrive(V_NEW_BARRIER, blockDim.x);
@@ -448,13 +466,15 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
         state[nt].x[e] *= decay_e;
     }
     if (p.w && p.reverse) { // dh' = Diag(e^{gl}) dh + qd^T dO - w^T dv2
-      transposed_times_rows(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0, 0, C);
-      transposed_times_rows(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
+      transposed_times_rows<true>(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0,
+                                  0, C);
+      transposed_times_rows<true>(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
     } else { // (with row factors: k^T (v_new . e^{gl - g_cum}))
-      transposed_times_rows(state, &x.left[0][0], X::LK, key0, p.row_up ? &s.v_end[0][0] : right,
-                            X::LV, scol0, 0, C);
+      transposed_times_rows<true>(state, &x.left[0][0], X::LK, key0,
+                                  p.row_up ? &s.v_end[0][0] : right, X::LV, scol0, 0, C);
       if (p.left2) // dplr: + kd^T v
-        transposed_times_rows(state, &x.qd[0][0], X::LK, key0, &x.a[0][0], X::LC, scol0, 0, C);
+        transposed_times_rows<true>(state, &x.qd[0][0], X::LK, key0, &x.a[0][0], X::LC, scol0, 0,
+                                    C);
     }
   }
   if (p.s_end && state_warp)

@@ -58,8 +58,14 @@ struct ChunkRows {
   int bos, n;
 };
 __device__ inline ChunkRows chunk_rows(const DeviceChunkTable &t, int c) {
-  const int bos = t.chunk_bos[c];
-  return {bos, min(C, t.seq_eos[t.chunk_seq[c]] - bos)};
+  return {t.chunk_bos[c], t.chunk_n[c]}; // two loads side by side, neither waiting on another
+}
+/// Rows of chunk `index` (from 0) of the sequence of rows [seq_bos, seq_eos): chunk_rows of its
+/// chunk, without the table's loads, for a kernel that walks one sequence (ChunkTable cuts each
+/// sequence into chunks of C rows from its first).
+__device__ inline ChunkRows sequence_chunk_rows(int seq_bos, int seq_eos, int index) {
+  const int bos = seq_bos + index * C;
+  return {bos, min(C, seq_eos - bos)};
 }
 
 // A state tile: the K x BV entries of a state (or of its gradient) that a block of the state

@@ -25,6 +25,7 @@ struct DeviceChunkTable {
   const int *seq_first_chunk = nullptr; ///< [N + 1] index of its first chunk; NC at the end
   const int *chunk_seq = nullptr;       ///< [NC] sequence of chunk c
   const int *chunk_bos = nullptr;       ///< [NC] first row of chunk c
+  const int *chunk_n = nullptr;         ///< [NC] its rows (C but for a sequence's last chunk)
   int N = 0, NC = 0;
 };
 

@@ -41,6 +41,36 @@ __device__ inline void copy_rows_async(T *dst, int ld, const T *src, long stride
   }
 }
 
+/// copy_rows_async with the tile's rows, its width and the threads that copy it known when
+/// compiled: each thread's first source and destination are computed once, the rows it copies
+/// are unrolled (constant offsets from them), and a tile of ROWS valid rows takes no zero-fill
+/// test.
+template <int ROWS, int WIDTH, int THREADS, class T>
+__device__ inline void copy_tile_async(T *dst, int ld, const T *src, long stride, int valid) {
+  constexpr int PER = 16 / sizeof(T), VECTORS = WIDTH / PER, STEP = THREADS / VECTORS;
+  constexpr int PASSES = (ROWS + STEP - 1) / STEP;
+  static_assert(THREADS % VECTORS == 0, "every thread copies one 16-byte column");
+  const int col = (threadIdx.x % VECTORS) * PER, r0 = threadIdx.x / VECTORS;
+  const T *from = src + r0 * stride + col;
+  T *to = dst + r0 * ld + col;
+  if (valid >= ROWS) {
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass)
+      if (ROWS % STEP == 0 || r0 + pass * STEP < ROWS)
+        mma::copy_async<16>(to + pass * STEP * ld, from + pass * STEP * stride, false);
+  } else {
+#pragma unroll
+    for (int pass = 0; pass < PASSES; ++pass) {
+      const int r = r0 + pass * STEP;
+      if (ROWS % STEP == 0 || r < ROWS) {
+        const bool zero = r >= valid;
+        mma::copy_async<16>(to + pass * STEP * ld, zero ? src + col : from + pass * STEP * stride,
+                            zero);
+      }
+    }
+  }
+}
+
 /// dst = f(i, col, src) for the rows [0, rows) of a tile of W 16-bit values a row (src and dst
 /// in shared memory, ld_src and ld_dst values a row, multiples of 8; dst may be src), each value
 /// rounded to T, 8 values a load and a store. Called by the whole block.
@@ -236,22 +266,41 @@ __device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], in
 }
 
 /// The loop every warp product here runs: for each 16-deep step kk of [from, depth), the A
-/// fragment load_a(a, kk) and every tile's B fragment load_b(b[nt], nt, kk) first, then acc[nt] +=
-/// a b[nt] for each tile (tiles for which `take(nt)` is false skipped). Loading the step's
-/// fragments before its products lets each mma.sync find its operands in (ldmatrix and mma.sync
-/// are volatile asm, issued in the order written); the sums are those of one product after
-/// another.
-template <class T, int TILES, class LoadA, class LoadB, class Take>
+/// fragment load_a(a, kk) and every tile's B fragment first, then acc[nt] += a b[nt] for each tile
+/// (tiles for which `take(nt)` is false skipped). The B fragments come a tile a load,
+/// load_b(b[nt], nt, kk) (ldmatrix .x2); with S > 0, two tiles a load, nt and nt + S for the nt
+/// whose nt / S is even, load_b2(b[nt], b[nt + S], nt, nt + S, kk) (.x4), where both are taken.
+/// Pairs take 15 us off simple_gla's sequential kernel (180 against 195 us a launch on an H100)
+/// but add 5 to 10% to the scores, WY and backward kernels (reports/gpu/tensor_core.md, "Fewer
+/// instructions"): only the sequential kernel asks for them. Loading the step's fragments before
+/// its products lets each mma.sync find its operands in (ldmatrix and mma.sync are volatile asm,
+/// issued in the order written); the sums are those of one product after another.
+template <class T, int S, int TILES, class LoadA, class LoadB, class LoadB2, class Take>
 __device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth, LoadA load_a,
-                                    LoadB load_b, Take take) {
+                                    LoadB load_b, LoadB2 load_b2, Take take) {
   for (int kk = from; kk < depth; kk += 16) {
     mma::FragA a;
     load_a(a, kk);
     mma::FragB b[TILES];
 #pragma unroll
-    for (int nt = 0; nt < TILES; ++nt)
-      if (take(nt))
-        load_b(b[nt], nt, kk);
+    for (int nt = 0; nt < TILES; ++nt) {
+      if constexpr (S == 0) {
+        if (take(nt))
+          load_b(b[nt], nt, kk);
+        continue;
+      }
+      if ((nt / (S > 0 ? S : 1)) % 2 != 0)
+        continue; // the second of a pair
+      const int pair = nt + S;
+      if (pair < TILES && take(nt) && take(pair)) {
+        load_b2(b[nt], b[pair], nt, pair, kk);
+      } else {
+        if (take(nt))
+          load_b(b[nt], nt, kk);
+        if (pair < TILES && take(pair))
+          load_b(b[pair], pair, kk);
+      }
+    }
 #pragma unroll
     for (int nt = 0; nt < TILES; ++nt)
       if (take(nt))
@@ -264,14 +313,17 @@ struct EveryTile {
 };
 
 /// acc += rows [row0, row0 + 16) of `left` times rows [0, depth) of `right` (stored by rows),
-/// columns [col0, col0 + 8 TILES).
-template <class T, int TILES>
+/// columns [col0, col0 + 8 TILES); PAIRS: warp_product's loads of two tiles at once.
+template <bool PAIRS = false, class T, int TILES>
 __device__ inline void rows_times(mma::Acc (&acc)[TILES], const T *left, int ld_left, int row0,
                                   const T *right, int ld_right, int col0, int depth) {
-  warp_product<T>(
+  warp_product<T, PAIRS ? 1 : 0>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) {
         mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      },
+      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
+        mma::load_b_rows2(b0, b1, right, ld_right, kk, col0 + n0 * 8, col0 + n1 * 8);
       },
       EveryTile{});
 }
@@ -282,24 +334,30 @@ template <class T, int TILES>
 __device__ inline void rows_times_transposed(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int depth) {
-  warp_product<T>(
+  warp_product<T, 0>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, col0 + nt * 8, kk); },
+      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
+        mma::load_b2(b0, b1, right, ld_right, col0 + n0 * 8, col0 + n1 * 8, kk);
+      },
       EveryTile{});
 }
 
 /// acc += rows [row0, row0 + 16) of the transpose of `left` (stored by rows: its columns
 /// [row0, row0 + 16) are the rows) times `right` (stored by rows), over rows [from, depth) of
-/// both, columns [col0, col0 + 8 TILES).
-template <class T, int TILES>
+/// both, columns [col0, col0 + 8 TILES); PAIRS as rows_times'.
+template <bool PAIRS = false, class T, int TILES>
 __device__ inline void transposed_times_rows(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int from, int depth) {
-  warp_product<T>(
+  warp_product<T, PAIRS ? 1 : 0>(
       acc, from, depth,
       [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) {
         mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
+      },
+      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
+        mma::load_b_rows2(b0, b1, right, ld_right, kk, col0 + n0 * 8, col0 + n1 * 8);
       },
       EveryTile{});
 }
@@ -311,9 +369,12 @@ template <class T>
 __device__ inline void lower_rows_times_transposed(mma::Acc (&acc)[C / 8], const T *left,
                                                    int ld_left, int row0, const T *right,
                                                    int ld_right, int side, int depth) {
-  warp_product<T>(
+  warp_product<T, 0>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, nt * 8, kk); },
+      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
+        mma::load_b2(b0, b1, right, ld_right, n0 * 8, n1 * 8, kk);
+      },
       [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
 }
 
@@ -342,8 +403,8 @@ __device__ void factored_scores(mma::Acc (&acc)[LEFT][C / 8], const T *const (&x
       const float down1 = fast_exp(g_cum[i][col + 1] - g_cum[row0][col + 1]);
 #pragma unroll
       for (int m = 0; m < LEFT; ++m)
-        a[m].x[h] = mma::pack(to<T>(val(x[m][i * ld + col]) * x_scale[m] * down0),
-                              to<T>(val(x[m][i * ld + col + 1]) * x_scale[m] * down1));
+        a[m].x[h] = mma::pack_rounded<T>(val(x[m][i * ld + col]) * x_scale[m] * down0,
+                                         val(x[m][i * ld + col + 1]) * x_scale[m] * down1);
     }
 #pragma unroll
     for (int nt = 0; nt < C / 8; ++nt)
@@ -357,7 +418,7 @@ __device__ void factored_scores(mma::Acc (&acc)[LEFT][C / 8], const T *const (&x
           const float y0 = val(y[j * ld + col]) * fast_exp(g_cum[r_right][col] - g_cum[j][col]);
           const float y1 =
               val(y[j * ld + col + 1]) * fast_exp(g_cum[r_right][col + 1] - g_cum[j][col + 1]);
-          b.x[half] = zero ? 0u : mma::pack(to<T>(y0), to<T>(y1));
+          b.x[half] = zero ? 0u : mma::pack_rounded<T>(y0, y1);
         }
 #pragma unroll
         for (int m = 0; m < LEFT; ++m)
@@ -387,7 +448,7 @@ __device__ inline mma::FragB decayed_rows(const T *y, int ld, const float (*g_cu
       const float s = row_scale ? row_scale[j] : 1.0f;
       x[u] = zero ? 0.0f : val(y[j * ld + col]) * s * fast_exp(sign * (g_cum[j][col] - g_ref));
     }
-    b.x[h2] = mma::pack(to<T>(x[0]), to<T>(x[1]));
+    b.x[h2] = mma::pack_rounded<T>(x[0], x[1]);
   }
   return b;
 }
@@ -614,7 +675,7 @@ __device__ inline void store_rows(T *dst, const mma::Acc (&acc)[TILES], int row0
       const int i = row0 + mma::acc_row(e), col = col0 + nt * 8 + mma::acc_col(e);
       if (i < n) // the two values of a row in one 4-byte store (col is even)
         *reinterpret_cast<std::uint32_t *>(dst + (row_at + static_cast<long>(i) * stride) + col) =
-            mma::pack(to<T>(f(i, col, acc[nt].x[e])), to<T>(f(i, col + 1, acc[nt].x[e + 1])));
+            mma::pack_rounded<T>(f(i, col, acc[nt].x[e]), f(i, col + 1, acc[nt].x[e + 1]));
     }
 }
 

@@ -89,6 +89,29 @@ __device__ inline void load_b_rows(FragB &f, const T *base, int ld, int k0, int 
                : "r"(shared_address(p)));
 }
 
+/// load_b of two tiles, n0 and n1, in one ldmatrix (.x4): lanes 16-31 address the second.
+template <class T>
+__device__ inline void load_b2(FragB &f0, FragB &f1, const T *base, int ld, int n0, int n1,
+                               int k0) {
+  const int lane = threadIdx.x % 32;
+  const T *p = base + ((lane < 16 ? n0 : n1) + lane % 8) * ld + k0 + ((lane / 8) & 1) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(f0.x[0]), "=r"(f0.x[1]), "=r"(f1.x[0]), "=r"(f1.x[1])
+               : "r"(shared_address(p)));
+}
+
+/// load_b_rows of two tiles, columns n0.. and n1.., in one ldmatrix (.x4): lanes 16-31 address
+/// the second.
+template <class T>
+__device__ inline void load_b_rows2(FragB &f0, FragB &f1, const T *base, int ld, int k0, int n0,
+                                    int n1) {
+  const int lane = threadIdx.x % 32;
+  const T *p = base + (k0 + lane % 8 + ((lane / 8) & 1) * 8) * ld + (lane < 16 ? n0 : n1);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(f0.x[0]), "=r"(f0.x[1]), "=r"(f1.x[0]), "=r"(f1.x[1])
+               : "r"(shared_address(p)));
+}
+
 /// Two values as the 32-bit register of a fragment (the first in the low half).
 __device__ inline std::uint32_t pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
   return static_cast<std::uint32_t>(__bfloat16_as_ushort(lo)) |
@@ -97,6 +120,18 @@ __device__ inline std::uint32_t pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
 __device__ inline std::uint32_t pack(__half lo, __half hi) {
   return static_cast<std::uint32_t>(__half_as_ushort(lo)) |
          (static_cast<std::uint32_t>(__half_as_ushort(hi)) << 16);
+}
+
+/// Two fp32 values rounded to T (to nearest, ties to even, as to<T> rounds each) and packed as
+/// pack packs them: one cvt instruction for the two.
+template <class T> __device__ inline std::uint32_t pack_rounded(float lo, float hi);
+template <> __device__ inline std::uint32_t pack_rounded<__nv_bfloat16>(float lo, float hi) {
+  const __nv_bfloat162 two = __floats2bfloat162_rn(lo, hi); // .x = lo: the low half
+  return *reinterpret_cast<const std::uint32_t *>(&two);
+}
+template <> __device__ inline std::uint32_t pack_rounded<__half>(float lo, float hi) {
+  const __half2 two = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const std::uint32_t *>(&two);
 }
 
 /// d += a b, operands bf16.
