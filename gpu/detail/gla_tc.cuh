@@ -268,14 +268,14 @@ __device__ inline unsigned wide_rows(const float (*g_cum)[ChunkGates<K>::LG], in
 /// The loop every warp product here runs: for each 16-deep step kk of [from, depth), the A
 /// fragment load_a(a, kk) and every tile's B fragment first, then acc[nt] += a b[nt] for each tile
 /// (tiles for which `take(nt)` is false skipped). The B fragments come a tile a load,
-/// load_b(b[nt], nt, kk) (ldmatrix .x2); with S > 0, two tiles a load, nt and nt + S for the nt
-/// whose nt / S is even, load_b2(b[nt], b[nt + S], nt, nt + S, kk) (.x4), where both are taken.
-/// Pairs take 15 us off simple_gla's sequential kernel (180 against 195 us a launch on an H100)
-/// but add 5 to 10% to the scores, WY and backward kernels (reports/gpu/tensor_core.md, "Fewer
-/// instructions"): only the sequential kernel asks for them. Loading the step's fragments before
-/// its products lets each mma.sync find its operands in (ldmatrix and mma.sync are volatile asm,
-/// issued in the order written); the sums are those of one product after another.
-template <class T, int S, int TILES, class LoadA, class LoadB, class LoadB2, class Take>
+/// load_b(b[nt], nt, kk) (ldmatrix .x2); with PAIRS, two tiles a load, nt and nt + 1 for even nt,
+/// load_b2(b[nt], b[nt + 1], nt, nt + 1, kk) (.x4), where both are taken. Pairs take 15 us off
+/// simple_gla's sequential kernel (180 against 195 us a launch on an H100) but add 5 to 10% to the
+/// scores, WY and backward kernels (reports/gpu/tensor_core.md, "Fewer instructions"): only the
+/// sequential kernel asks for them. Loading the step's fragments before its products lets each
+/// mma.sync find its operands in (ldmatrix and mma.sync are volatile asm, issued in the order
+/// written); the sums are those of one product after another.
+template <class T, bool PAIRS, int TILES, class LoadA, class LoadB, class LoadB2, class Take>
 __device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth, LoadA load_a,
                                     LoadB load_b, LoadB2 load_b2, Take take) {
   for (int kk = from; kk < depth; kk += 16) {
@@ -284,14 +284,14 @@ __device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth,
     mma::FragB b[TILES];
 #pragma unroll
     for (int nt = 0; nt < TILES; ++nt) {
-      if constexpr (S == 0) {
+      if constexpr (!PAIRS) {
         if (take(nt))
           load_b(b[nt], nt, kk);
         continue;
       }
-      if ((nt / (S > 0 ? S : 1)) % 2 != 0)
+      if (nt % 2 != 0)
         continue; // the second of a pair
-      const int pair = nt + S;
+      const int pair = nt + 1;
       if (pair < TILES && take(nt) && take(pair)) {
         load_b2(b[nt], b[pair], nt, pair, kk);
       } else {
@@ -307,6 +307,10 @@ __device__ inline void warp_product(mma::Acc (&acc)[TILES], int from, int depth,
         mma::mma(acc[nt], a, b[nt], T{});
   }
 }
+/// warp_product's load_b2 for a product without pairs (never called).
+struct NoPairs {
+  __device__ void operator()(mma::FragB &, mma::FragB &, int, int, int) const {}
+};
 /// warp_product's `take` for every tile.
 struct EveryTile {
   __device__ bool operator()(int) const { return true; }
@@ -317,7 +321,7 @@ struct EveryTile {
 template <bool PAIRS = false, class T, int TILES>
 __device__ inline void rows_times(mma::Acc (&acc)[TILES], const T *left, int ld_left, int row0,
                                   const T *right, int ld_right, int col0, int depth) {
-  warp_product<T, PAIRS ? 1 : 0>(
+  warp_product<T, PAIRS>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) {
         mma::load_b_rows(b, right, ld_right, kk, col0 + nt * 8);
@@ -334,13 +338,10 @@ template <class T, int TILES>
 __device__ inline void rows_times_transposed(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int depth) {
-  warp_product<T, 0>(
+  warp_product<T, false>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, col0 + nt * 8, kk); },
-      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
-        mma::load_b2(b0, b1, right, ld_right, col0 + n0 * 8, col0 + n1 * 8, kk);
-      },
-      EveryTile{});
+      NoPairs{}, EveryTile{});
 }
 
 /// acc += rows [row0, row0 + 16) of the transpose of `left` (stored by rows: its columns
@@ -350,7 +351,7 @@ template <bool PAIRS = false, class T, int TILES>
 __device__ inline void transposed_times_rows(mma::Acc (&acc)[TILES], const T *left, int ld_left,
                                              int row0, const T *right, int ld_right, int col0,
                                              int from, int depth) {
-  warp_product<T, PAIRS ? 1 : 0>(
+  warp_product<T, PAIRS>(
       acc, from, depth,
       [&](mma::FragA &a, int kk) { mma::load_a_transposed(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) {
@@ -369,13 +370,10 @@ template <class T>
 __device__ inline void lower_rows_times_transposed(mma::Acc (&acc)[C / 8], const T *left,
                                                    int ld_left, int row0, const T *right,
                                                    int ld_right, int side, int depth) {
-  warp_product<T, 0>(
+  warp_product<T, false>(
       acc, 0, depth, [&](mma::FragA &a, int kk) { mma::load_a(a, left, ld_left, row0, kk); },
       [&](mma::FragB &b, int nt, int kk) { mma::load_b(b, right, ld_right, nt * 8, kk); },
-      [&](mma::FragB &b0, mma::FragB &b1, int n0, int n1, int kk) {
-        mma::load_b2(b0, b1, right, ld_right, n0 * 8, n1 * 8, kk);
-      },
-      [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
+      NoPairs{}, [&](int nt) { return nt % 2 == side && nt < row0 / 8 + 2; });
 }
 
 /// \brief The lower triangles of a chunk's scores under per-key decays, S_ij = sum_c X_ic Y_jc
