@@ -125,7 +125,6 @@ __global__ void __launch_bounds__(BWD_THREADS)
   const float(*g_cum)[Gates::LG] = s.gates.g;
   const float *up = s.gates.row_up,
               *to_end = s.gates.row_to_end; // scalar: e^{g_cum}, e^{gl - g_cum}
-  const auto D = [&](int i, int j) { return fast_exp(g_cum[i][0] - g_cum[j][0]); };
   const float scale = d.scale;
   const int row0 = SUB * (warp % 4), side = warp / 4;
   const int kcol0 = K / 2 * side, vcol0 = V / 2 * side;
@@ -161,11 +160,18 @@ __global__ void __launch_bounds__(BWD_THREADS)
   {
     mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v_new[0][0], S::LV, side, V);
-    each_entry_of_side(acc, row0, side, [&](int i, int j, float y) {
-      if (j == i)
-        s.dB_diagonal[i] = y;
-      s.m[i][j] = to<In>(j < i ? (SCALAR ? y * D(i, j) : y) : 0.0f);
-    });
+    const SideGates side_g = side_gates(g_cum, row0, side);
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (nt % 2 == side) {
+          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+          const float y = acc[nt].x[e];
+          if (j == i)
+            s.dB_diagonal[i] = y;
+          s.m[i][j] = to<In>(j < i ? (SCALAR ? y * side_g.decay(nt, e) : y) : 0.0f);
+        }
   }
   __syncthreads();
 
@@ -350,6 +356,9 @@ __global__ void __launch_bounds__(BWD_THREADS)
     lower_rows_times_transposed(acc, &at_da[0][0], S::LC, row0, &s.a[0][0], S::LC, side, C);
     if constexpr (SCALAR)
       lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    [[maybe_unused]] const SideGates side_g = side_gates(g_cum, row0, side); // scalar gate
+    [[maybe_unused]] const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)],
+                                                s.beta[row0 + mma::acc_row(2)]};
 #pragma unroll
     for (int nt = 0; nt < C / 8; ++nt)
 #pragma unroll
@@ -358,12 +367,12 @@ __global__ void __launch_bounds__(BWD_THREADS)
           const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
           const float dA0 = j < i ? -acc[nt].x[e] : 0.0f;
           if constexpr (SCALAR) {
-            const float decay = j < i ? D(i, j) : 0.0f;
+            const float decay = j < i ? side_g.decay(nt, e) : 0.0f;
             dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dX without beta
             s.m[i][j] = to<In>(dA0 * decay);
 #else
-            s.m[i][j] = to<In>(s.beta[i] * dA0 * decay);
+            s.m[i][j] = to<In>(beta_row[e / 2] * dA0 * decay);
 #endif
           } else {
             s.m[i][j] = to<In>(dA0);

@@ -247,9 +247,10 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
   {
     mma::Acc qk[C / 8];
     lower_rows_times_transposed(qk, &s.first.q[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    const SideGates side_g = side_gates(g_cum, row0, side);
     In *Aqk = static_cast<In *>(x.Aqk);
-    const auto score = [&](int i, int j, float y) {
-      return to<In>(j <= i ? y * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f);
+    const auto score = [&](int i, int j, float y, float decay_ij) {
+      return to<In>(j <= i ? y * d.scale * decay_ij : 0.0f);
     };
 #pragma unroll
     for (int nt = 0; nt < C / 8; ++nt)
@@ -258,16 +259,24 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
         const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
         if (Aqk && nt % 2 == side && i < n)
           *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
-              mma::pack(score(i, j, qk[nt].x[e]), score(i, j + 1, qk[nt].x[e + 1]));
+              mma::pack(score(i, j, qk[nt].x[e], side_g.decay(nt, e)),
+                        score(i, j + 1, qk[nt].x[e + 1], side_g.decay(nt, e + 1)));
       }
   }
   {
     mma::Acc kk[C / 8];
     lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    const SideGates side_g = side_gates(g_cum, row0, side);
+    const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)], s.beta[row0 + mma::acc_row(2)]};
     __syncthreads(); // every warp is done with q: A0 takes its place
-    each_entry_of_side(kk, row0, side, [&](int i, int j, float y) {
-      s.first.a0[i][j] = j < i ? s.beta[i] * y * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
-    });
+#pragma unroll
+    for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (nt % 2 == side) {
+          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+          s.first.a0[i][j] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
+        }
   }
   mma::wait_copies(); // v's copy, read past this barrier
   __syncthreads();    // A0 is in; k is read by no product any more

@@ -660,6 +660,29 @@ __device__ inline void each_entry_of_side(const mma::Acc (&acc)[C / 8], int row0
         f(row0 + mma::acc_row(e), nt * 8 + mma::acc_col(e), acc[nt].x[e]);
 }
 
+/// A scalar gate's g_cum at this lane's rows and columns of each_entry_of_side (tile nt of parity
+/// `side`, entry e: row row0 + acc_row(e), column nt * 8 + acc_col(e)), read into registers once,
+/// so that a loop storing the entries into shared memory rereads no gate between its stores; and
+/// the decay e^{g_cum_i - g_cum_j} of an entry, one exp (not masked above the diagonal, where it
+/// may be infinite: the caller masks it).
+struct SideGates {
+  float row[2];         // rows row0 + acc_row(0), row0 + acc_row(2)
+  float col[C / 16][2]; // columns (2 t + side) 8 + acc_col(0), + 1
+  __device__ float decay(int nt, int e) const { return fast_exp(row[e / 2] - col[nt / 2][e % 2]); }
+};
+template <int LG>
+__device__ inline SideGates side_gates(const float (*g_cum)[LG], int row0, int side) {
+  SideGates x;
+  x.row[0] = g_cum[row0 + mma::acc_row(0)][0];
+  x.row[1] = g_cum[row0 + mma::acc_row(2)][0];
+#pragma unroll
+  for (int t = 0; t < C / 16; ++t)
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+      x.col[t][u] = g_cum[(2 * t + side) * 8 + mma::acc_col(u)][0];
+  return x;
+}
+
 /// Stores the accumulators of rows [row0, row0 + 16), columns [col0, col0 + 8 TILES) of a
 /// [rows, H, width] tensor at dst (rows < n only), each value mapped by f(row, column, value)
 /// and rounded to T.
