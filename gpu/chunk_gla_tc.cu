@@ -121,13 +121,14 @@ __global__ void __launch_bounds__(SCORE_THREADS)
                           // out from the accumulators, two values of a row a store
     mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, parity, K);
-    const auto score = [&](int i, int j, float x) {
+    const SideGates side_g = side_gates(g_cum, row0, parity);
+    const auto score = [&](int i, int j, float x, float decay_ij) {
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the diagonal dropped
       const bool kept = j < i;
 #else
       const bool kept = j <= i;
 #endif
-      return kept ? x * d.scale * fast_exp(g_cum[i][0] - g_cum[j][0]) : 0.0f;
+      return kept ? x * d.scale * decay_ij : 0.0f;
     };
 #pragma unroll
     for (int nt = 0; nt < C / 8; ++nt)
@@ -135,7 +136,8 @@ __global__ void __launch_bounds__(SCORE_THREADS)
       for (int e = 0; e < 4; e += 2) {
         const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
         if (nt % 2 == parity && i < n) {
-          const float a0 = score(i, j, acc[nt].x[e]), a1 = score(i, j + 1, acc[nt].x[e + 1]);
+          const float a0 = score(i, j, acc[nt].x[e], side_g.decay(nt, e)),
+                      a1 = score(i, j + 1, acc[nt].x[e + 1], side_g.decay(nt, e + 1));
           const long at = at_score(rows.bos + i, hd, j, d);
           *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack_rounded<In>(a0, a1);
           if (A_out)
