@@ -161,17 +161,12 @@ __global__ void __launch_bounds__(BWD_THREADS)
     mma::Acc acc[C / 8];
     lower_rows_times_transposed(acc, &s.d_o[0][0], S::LV, row0, &s.v_new[0][0], S::LV, side, V);
     const SideGates side_g = side_gates(g_cum, row0, side);
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (nt % 2 == side) {
-          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-          const float y = acc[nt].x[e];
-          if (j == i)
-            s.dB_diagonal[i] = y;
-          s.m[i][j] = to<In>(j < i ? (SCALAR ? y * side_g.decay(nt, e) : y) : 0.0f);
-        }
+    each_place_of_side(row0, side, [&](int nt, int e, int i, int j) {
+      const float y = acc[nt].x[e];
+      if (j == i)
+        s.dB_diagonal[i] = y;
+      s.m[i][j] = to<In>(j < i ? (SCALAR ? y * side_g.decay(nt, e) : y) : 0.0f);
+    });
   }
   __syncthreads();
 
@@ -359,25 +354,20 @@ __global__ void __launch_bounds__(BWD_THREADS)
     [[maybe_unused]] const SideGates side_g = side_gates(g_cum, row0, side); // scalar gate
     [[maybe_unused]] const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)],
                                                 s.beta[row0 + mma::acc_row(2)]};
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (nt % 2 == side) {
-          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-          const float dA0 = j < i ? -acc[nt].x[e] : 0.0f;
-          if constexpr (SCALAR) {
-            const float decay = j < i ? side_g.decay(nt, e) : 0.0f;
-            dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
+    each_place_of_side(row0, side, [&](int nt, int e, int i, int j) {
+      const float dA0 = j < i ? -acc[nt].x[e] : 0.0f;
+      if constexpr (SCALAR) {
+        const float decay = j < i ? side_g.decay(nt, e) : 0.0f;
+        dbeta_part[e / 2] += dA0 * kk[nt].x[e] * decay;
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, dX without beta
-            s.m[i][j] = to<In>(dA0 * decay);
+        s.m[i][j] = to<In>(dA0 * decay);
 #else
-            s.m[i][j] = to<In>(beta_row[e / 2] * dA0 * decay);
+        s.m[i][j] = to<In>(beta_row[e / 2] * dA0 * decay);
 #endif
-          } else {
-            s.m[i][j] = to<In>(dA0);
-          }
-        }
+      } else {
+        s.m[i][j] = to<In>(dA0);
+      }
+    });
   }
   __syncthreads();
 

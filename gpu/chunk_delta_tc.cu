@@ -269,14 +269,9 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
     const SideGates side_g = side_gates(g_cum, row0, side);
     const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)], s.beta[row0 + mma::acc_row(2)]};
     __syncthreads(); // every warp is done with q: A0 takes its place
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (nt % 2 == side) {
-          const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-          s.first.a0[i][j] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
-        }
+    each_place_of_side(row0, side, [&](int nt, int e, int i, int j) {
+      s.first.a0[i][j] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
+    });
   }
   mma::wait_copies(); // v's copy, read past this barrier
   __syncthreads();    // A0 is in; k is read by no product any more

@@ -648,16 +648,23 @@ __device__ void pairwise_scores(const T *x, const T *y, int ld, const float (*g_
       store(pi[m], pj[m], acc[m]);
 }
 
-/// f(i, j, x) for each accumulator entry (row i, column j, value x) of the column tiles of parity
-/// `side` (lower_rows_times_transposed's), on this lane.
-template <class F>
-__device__ inline void each_entry_of_side(const mma::Acc (&acc)[C / 8], int row0, int side, F f) {
+/// f(nt, e, i, j) for each place of this lane's accumulators in the column tiles of parity `side`
+/// (lower_rows_times_transposed's): tile nt, entry e, row i, column j; unrolled, so that nt and e
+/// index the caller's accumulators and SideGates as constants.
+template <class F> __device__ inline void each_place_of_side(int row0, int side, F f) {
 #pragma unroll
   for (int nt = 0; nt < C / 8; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       if (nt % 2 == side)
-        f(row0 + mma::acc_row(e), nt * 8 + mma::acc_col(e), acc[nt].x[e]);
+        f(nt, e, row0 + mma::acc_row(e), nt * 8 + mma::acc_col(e));
+}
+
+/// f(i, j, x) for each accumulator entry (row i, column j, value x) of the column tiles of parity
+/// `side` (lower_rows_times_transposed's), on this lane.
+template <class F>
+__device__ inline void each_entry_of_side(const mma::Acc (&acc)[C / 8], int row0, int side, F f) {
+  each_place_of_side(row0, side, [&](int nt, int e, int i, int j) { f(i, j, acc[nt].x[e]); });
 }
 
 /// A scalar gate's g_cum at this lane's rows and columns of each_entry_of_side (tile nt of parity
