@@ -127,7 +127,9 @@ struct KernelGrads {
   Tensor<float> dh;
 };
 
-KernelGrads kernel_backward(const Case &c, const Drawn &d) {
+/// The kernels' gradients of case c on the draw d; with from_saved (the delta rules), the backward
+/// takes the forward's DeltaSaved (a forward with keep_for_backward runs first).
+KernelGrads kernel_backward(const Case &c, const Drawn &d, bool from_saved = false) {
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
                     k = DeviceArray::upload(c.storage, d.in.k),
                     v = DeviceArray::upload(c.storage, d.in.v),
@@ -168,8 +170,16 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d) {
     r.grads.dbeta = grads.dbeta.to_tensor();
   } else if (is_delta(c.rule)) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const DeltaArgs args{&q, &k, &v, &g, &beta, h0_arg};
+    DeltaForward f;
+    if (from_saved) {
+      ChunkOptions keep = o;
+      keep.return_stages = false;
+      keep.keep_for_backward = true;
+      f = chunk_delta_fwd(gate_of(c.rule), args, keep);
+    }
     const DeltaGrads grads =
-        chunk_delta_bwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, d_o, d_ht_arg, o);
+        chunk_delta_bwd(gate_of(c.rule), args, d_o, d_ht_arg, o, from_saved ? &f.saved : nullptr);
     take(grads, grads.dg);
     r.grads.dbeta = grads.dbeta.to_tensor();
   } else {
@@ -534,6 +544,25 @@ Result check_causality(const Case &c) {
                                   bitwise_difference("dq", ga.grads.dq, gb.grads.dq, 0, c.split)})
     if (!diff.empty())
       r.failures.push_back(diff + " (rows before t = " + std::to_string(c.split) + ")");
+  return r;
+}
+
+Result check_saved_backward(const Case &c) {
+  Result r{"saved_backward", c, {}, {}};
+  if (!is_delta(c.rule) || c.path != KernelPath::tensor_cores)
+    return r;
+  const Drawn d = draw(c);
+  const KernelGrads solved = kernel_backward(c, d), saved = kernel_backward(c, d, true);
+  for (const std::string &diff :
+       {bitwise_difference("dq", saved.grads.dq, solved.grads.dq),
+        bitwise_difference("dk", saved.grads.dk, solved.grads.dk),
+        bitwise_difference("dv", saved.grads.dv, solved.grads.dv),
+        bitwise_difference("dg", saved.grads.dg, solved.grads.dg),
+        bitwise_difference("dbeta", saved.grads.dbeta, solved.grads.dbeta),
+        bitwise_difference("dh0", saved.grads.dh0, solved.grads.dh0),
+        bitwise_difference("dh", saved.dh, solved.dh)})
+    if (!diff.empty())
+      r.failures.push_back(diff + " (from the saved A vs solved again)");
   return r;
 }
 

@@ -31,6 +31,9 @@ struct ChunkOptions {
   bool return_stages = false; ///< also return the stage intermediates (each rule lists them)
   bool poison_outputs =
       false; ///< fill outputs with NaN first (checks that every element is written)
+  /// the forward also returns what its backward can take in place of making it again (the delta
+  /// rules' tensor-core path: DeltaForward::saved); a forward without a backward to come leaves it
+  bool keep_for_backward = false;
 };
 
 /// \brief The sizes of a checked call.

@@ -4,8 +4,9 @@
 // and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w.
 // Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
-// gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc, chunk_gla_state_tc forwards
-// and backwards, then chunk_delta_bwd_tc.
+// gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc (or, given the forward's saved
+// Aqk and A, chunk_delta_wy_from_a_tc: w, u and the decayed factors from A, no solve),
+// chunk_gla_state_tc forwards and backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
 #include "detail/delta_launch.hpp"
@@ -113,6 +114,7 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
 struct TcForward {
   DeviceArray o, h16, v_new16, final_state;
   Stages stages;
+  DeltaSaved saved; ///< with the output and opts.keep_for_backward
 };
 /// The forward of gated_delta_rule and kda on tensor cores (gpu/chunk_delta_tc.cu): the WY
 /// kernel, then the sequential kernel with w (v_new and the state fused with the output when
@@ -131,7 +133,8 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   }
   // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
   const bool row_factors = with_output && d.G == 1;
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, false, with_output, row_factors);
+  const bool keep = with_output && opts.keep_for_backward;
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   detail::TcStatePass p;
@@ -159,6 +162,34 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   p.s_chunks = stages ? f32(r.stages.h) : nullptr;
   p.v_new = stages ? f32(r.stages.v_new) : nullptr;
   detail::launch_chunk_gla_state_tc(p, t, d);
+  if (keep) {
+    r.saved.Aqk = std::move(wy.Aqk);
+    r.saved.A = std::move(wy.A);
+  }
+  return r;
+}
+
+/// The backward's WY pass from the forward's saved A (launch_chunk_delta_wy_from_a_tc): qd, kd,
+/// w, u and the decays into new buffers, as tensor_core_wy(..., with_A) makes them; Aqk and A
+/// stay the caller's (`saved`).
+TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
+                           const detail::DeviceChunkTable &t, const detail::ChunkDims &d,
+                           const ChunkShapes &s, bool poison) {
+  const DType in = args.q->dtype();
+  TcWy r;
+  r.qd = output(in, args.q->shape(), poison);
+  r.kd = output(in, args.k->shape(), poison);
+  r.w = output(in, args.k->shape(), poison);
+  r.u = output(in, args.v->shape(), poison);
+  r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
+  detail::DeltaTcScratch x;
+  x.qd = r.qd.data();
+  x.kd = r.kd.data();
+  x.w = r.w.data();
+  x.u = r.u.data();
+  x.decay = f32(r.decay);
+  detail::launch_chunk_delta_wy_from_a_tc(args.q->data(), args.k->data(), args.v->data(),
+                                          f32(args.g), f32(args.beta), saved.A.data(), x, t, d);
   return r;
 }
 
@@ -168,12 +199,17 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
 DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
-                                const ChunkOptions &opts, DeviceArray *o = nullptr) {
+                                const ChunkOptions &opts, DeviceArray *o = nullptr,
+                                const DeltaSaved *saved = nullptr) {
   const bool poison = opts.poison_outputs;
   const bool with_dht = d_ht && !d_ht->empty(), with_dh0 = args.h0 && !args.h0->empty();
   const DType in = args.q->dtype();
   const detail::DeviceChunkTable t = table.device();
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
+  const bool from_a = saved && !saved->empty();
+  TcWy wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
+                   : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
+  const void *Aqk = from_a ? saved->Aqk.data() : wy.Aqk.data();
+  const void *A = from_a ? saved->A.data() : wy.A.data();
   DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray v_new = output(in, args.v->shape(), poison);
   detail::TcStatePass fwd;
@@ -188,7 +224,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
     *o = output(in, {s.B, s.T, s.H, s.V}, poison);
     fwd.o = o->data();
     fwd.qd = wy.qd.data();
-    fwd.A16 = wy.Aqk.data();
+    fwd.A16 = Aqk;
   }
   detail::launch_chunk_gla_state_tc(fwd, t, d);
 
@@ -200,7 +236,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray dv2 = output(in, args.v->shape(), poison);
   detail::launch_state_gradients_tc(
-      wy.qd.data(), d_o.data(), wy.w.data(), wy.kd.data(), wy.Aqk.data(), f32(wy.decay),
+      wy.qd.data(), d_o.data(), wy.w.data(), wy.kd.data(), Aqk, f32(wy.decay),
       with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
       opts.return_stages ? f32(r.dh) : nullptr, dh16.data(), dv2.data(), t, d);
 
@@ -209,7 +245,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   r.dv = output(in, args.v->shape(), poison);
   r.dbeta = output(DType::fp32, args.beta->shape(), poison);
   r.dg = output(DType::fp32, args.g->shape(), poison);
-  const detail::DeltaTcBackward b{wy.A.data(), h16.data(), dh16.data(), v_new.data(), dv2.data()};
+  const detail::DeltaTcBackward b{A, h16.data(), dh16.data(), v_new.data(), dv2.data()};
   detail::launch_chunk_delta_bwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
                                     f32(args.beta), d_o.data(), b, r.dq.data(), r.dk.data(),
                                     r.dv.data(), f32(r.dbeta), f32(r.dg), t, d);
@@ -245,6 +281,15 @@ ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
   return s;
 }
 
+void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec &Aqk, const ArraySpec &A,
+                       const ChunkOptions &opts) {
+  if (opts.path != KernelPath::tensor_cores)
+    throw InputError("saved.A", "is the tensor-core forward's; this call's path is another");
+  const Shape scores{s.B, s.T, s.H, kernel_chunk_size};
+  detail::expect("saved.Aqk", Aqk, in, scores);
+  detail::expect("saved.A", A, in, scores);
+}
+
 DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts) {
   const ChunkShapes s = shapes_of(gate, args, opts);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
@@ -256,6 +301,7 @@ DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOp
     DeltaForward r;
     r.o = std::move(f.o);
     r.final_state = std::move(f.final_state);
+    r.saved = std::move(f.saved);
     if (opts.return_stages)
       return_stages(f.stages, r);
     return r;
@@ -295,12 +341,15 @@ DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArr
 }
 
 DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
-                           const DeviceArray *d_ht, const ChunkOptions &opts) {
+                           const DeviceArray *d_ht, const ChunkOptions &opts,
+                           const DeltaSaved *saved) {
   const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
+  if (saved && !saved->empty())
+    check_delta_saved(s, args.q->dtype(), saved->Aqk.spec(), saved->A.spec(), opts);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))
-    return tensor_core_backward(args, d_o, d_ht, table, d, s, opts);
+    return tensor_core_backward(args, d_o, d_ht, table, d, s, opts, nullptr, saved);
   const detail::DeviceChunkTable t = table.device();
   const bool poison = opts.poison_outputs;
   const DType in = args.q->dtype();

@@ -16,6 +16,17 @@ struct DeltaArgs {
   const DeviceArray *h0 = nullptr;   ///< initial state [N, H, K, V] fp32, or null (zeros)
 };
 
+/// \brief What the tensor-core forward keeps for its backward (ChunkOptions::keep_for_backward):
+/// the scores Aqk and A = (I + A0)^-1 of every chunk, [B, T, H, 64] in the input type, zero above
+/// the diagonal. Given to chunk_delta_bwd, its backward makes w, u and the decayed factors from A
+/// in one pass over the inputs, in the place of the scores and the triangular solve again: the
+/// same values bit for bit. (flash-linear-attention's backward likewise starts from its forward's
+/// A.)
+struct DeltaSaved {
+  DeviceArray Aqk, A;
+  bool empty() const { return A.empty(); }
+};
+
 /// \brief The forward's outputs, and its stages when asked (else empty), named as
 /// reference/kda/chunk.hpp names them.
 struct DeltaForward {
@@ -28,6 +39,7 @@ struct DeltaForward {
   DeviceArray u;           ///< stage: recompute_w_u, [B, T, H, V] fp32
   DeviceArray h;     ///< stage: chunk_fwd_h, the state at each chunk's start, [NC, H, K, V] fp32
   DeviceArray v_new; ///< stage: chunk_fwd_h, u - w h, [B, T, H, V] fp32
+  DeltaSaved saved;  ///< for the backward, when opts.keep_for_backward on the tensor-core path
 };
 
 /// \brief The gradients of <dO, O> + <dS_T, S_T>, and the backward's stage when asked.
@@ -45,12 +57,21 @@ ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
                                const ArraySpec *h0, const ChunkOptions &opts,
                                const ArraySpec *d_o = nullptr, const ArraySpec *d_ht = nullptr);
 
+/// \brief A DeltaSaved's tensors against a call of shapes s and input type `in` (InputError
+/// naming saved.Aqk or saved.A): each [B, T, H, 64] in the input type; and the call on the
+/// tensor-core path, the forward that makes them.
+void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec &Aqk, const ArraySpec &A,
+                       const ChunkOptions &opts);
+
 /// \brief Chunkwise forward of kda (GateKind::key) or gated_delta_rule (GateKind::scalar).
 DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts);
 
-/// \brief Chunkwise backward (recomputes the forward's stages); d_ht may be null (zero).
+/// \brief Chunkwise backward (recomputes the forward's stages); d_ht may be null (zero). `saved`
+/// (the forward's DeltaForward::saved of the same arguments, tensor-core path) spares it the
+/// scores and the solve; its shapes and types are checked (InputError), not its values.
 DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
-                           const DeviceArray *d_ht, const ChunkOptions &opts);
+                           const DeviceArray *d_ht, const ChunkOptions &opts,
+                           const DeltaSaved *saved = nullptr);
 
 /// \brief What kda's tensor-core kernels give a rule that runs them on other arguments
 /// (gated_oja, with keys and values exchanged: gpu/chunk_gated_oja.cpp): the states at each

@@ -57,6 +57,11 @@ void launch_chunk_delta_wy_tc(const void *, const void *, const void *, const fl
                               const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_delta_wy_tc_kernel");
 }
+void launch_chunk_delta_wy_from_a_tc(const void *, const void *, const void *, const float *,
+                                     const float *, const void *, const DeltaTcScratch &,
+                                     const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_delta_wy_from_a_tc_kernel");
+}
 void launch_chunk_delta_bwd_tc(const void *, const void *, const void *, const float *,
                                const float *, const void *, const DeltaTcBackward &, void *, void *,
                                void *, float *, float *, const DeviceChunkTable &,

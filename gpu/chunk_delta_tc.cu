@@ -30,6 +30,9 @@
 // summed term by term in fp32; the delta rules' keys are rows of norm at most 1. A scalar gate
 // takes chunk_delta_wy_lean_tc_kernel by default: the same values bit for bit in 72 KB at K = V =
 // 128, three blocks an SM (RULEPROOF_WY_KERNEL=two takes the kernel above).
+// The backward, given the forward's Aqk and A (DeltaSaved, gpu/chunk_delta.hpp), runs
+// chunk_delta_wy_from_a_tc_kernel in the WY kernel's place: qd, kd, w and u from A, as the WY
+// kernel makes them (recompute_w_u alone), bit for bit.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key). A scalar gate's
 // forward stores each row's e^{g_cum} and e^{gl - g_cum} (DeltaTcScratch::row_up) in place of qd
@@ -310,6 +313,55 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
                  static_cast<In *>(x.u), st.u);
 }
 
+/// The backward's WY pass from the forward's A (DeltaSaved): chunk_delta_wy_tc_kernel without the
+/// scores and the solve. q, k, v and A copied in, then qd, kd and e^{gl} (store_decayed_factors),
+/// w's and u's right factors in the places of k and v, and w = A (beta k e^{g_cum}), u = A (beta
+/// v): the same operations on the same values as that kernel's, so the same results bit for bit.
+/// 96 KB at K = V = 128 for kda's gates (two blocks an SM), 62 KB for a scalar gate's.
+template <class T, int K, int V, bool SCALAR> struct WyFromAShared {
+  static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
+  T q[C][LK];
+  T k[C][LK]; // k, then beta k e^{g_cum}: w's right factor
+  T v[C][LV]; // v, then beta v: u's right factor
+  T a16[C][LC];
+  float beta[C];
+  ChunkGates<K, SCALAR> gates;
+};
+
+template <class In, int K, int V, bool SCALAR>
+__global__ void __launch_bounds__(WY_THREADS, 2)
+    chunk_delta_wy_from_a_tc_kernel(const In *q, const In *k, const In *v, const float *g,
+                                    const float *beta, const In *A, DeltaTcScratch x,
+                                    DeviceChunkTable t, ChunkDims d) {
+  using S = WyFromAShared<In, K, V, SCALAR>;
+  constexpr int LG = ChunkGates<K, SCALAR>::LG;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  // A's rows join q's and k's group of copies (rows past n zero)
+  copy_rows_async(&s.a16[0][0], S::LC, A + row_at * C, static_cast<long>(d.H) * C, C, rows.n, C);
+  load_wy_chunk<In, K, V, SCALAR>(&s.q[0][0], &s.k[0][0], &s.v[0][0], S::LK, S::LV, s.beta, s.gates,
+                                  q, k, v, g, beta, rows, hd, d, nullptr);
+  const float(*g_cum)[LG] = s.gates.g;
+  store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
+                                       static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  mma::wait_copies(); // v's copy
+  __syncthreads();    // and every read of k above is done: its place takes w's right factor
+  map_rows<In, K>(&s.k[0][0], S::LK, &s.k[0][0], S::LK, C, [&](int i, int col, float y) {
+    return s.beta[i] * y * (SCALAR ? s.gates.row_up[i] : fast_exp(g_cum[i][col]));
+  });
+  map_rows<In, V>(&s.v[0][0], S::LV, &s.v[0][0], S::LV, C,
+                  [&](int i, int, float y) { return s.beta[i] * y; });
+  __syncthreads();
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  a_times<In, K>(&s.a16[0][0], S::LC, &s.k[0][0], S::LK, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.w), nullptr);
+  a_times<In, V>(&s.a16[0][0], S::LC, &s.v[0][0], S::LV, row0, side, rows, row_at, d.H,
+                 static_cast<In *>(x.u), nullptr);
+}
+
 /// Whether the scalar gate's WY kernel is the lean one, the default; RULEPROOF_WY_KERNEL=two in
 /// the environment takes the kernel of two blocks an SM (chunk_delta_wy_tc_kernel<..., true>),
 /// kept while the lean one is new.
@@ -352,7 +404,34 @@ void launch_wy_gate(const void *q, const void *k, const void *v, const float *g,
     launch_wy<In, K, V, false>(q, k, v, g, beta, x, st, t, d);
 }
 
+template <class In, int K, int V, bool SCALAR>
+void launch_wy_from_a(const void *q, const void *k, const void *v, const float *g,
+                      const float *beta, const void *A, const DeltaTcScratch &x,
+                      const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(WyFromAShared<In, K, V, SCALAR>));
+  auto *kernel = chunk_delta_wy_from_a_tc_kernel<In, K, V, SCALAR>;
+  allow_shared_memory(kernel, bytes, "chunk_delta_wy_from_a_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta,
+                                                 in<In>(A), x, t, d);
+}
+
 } // namespace
+
+void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
+                                     const float *beta, const void *A, const DeltaTcScratch &x,
+                                     const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    using In = decltype(y);
+    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
+    if (d.G == 1)
+      launch_wy_from_a<In, K, V, true>(q, k, v, g, beta, A, x, t, d);
+    else
+      launch_wy_from_a<In, K, V, false>(q, k, v, g, beta, A, x, t, d);
+  });
+  check("chunk_delta_wy_from_a_tc_kernel");
+}
 
 void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const float *g,
                               const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,

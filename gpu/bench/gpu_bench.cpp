@@ -31,11 +31,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -254,10 +256,16 @@ Calls calls_of(KernelRule rule, const BenchInputs &in, KernelPath path) {
   }
   if (is_delta(rule)) {
     DeltaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
+    // the tensor-core backward starts from the forward's A (DeltaSaved), as a training step
+    // would; RULEPROOF_BWD_FROM_A=0 makes the backward solve again, as it did before
+    const char *from_a = std::getenv("RULEPROOF_BWD_FROM_A");
+    ChunkOptions keep = opts;
+    keep.keep_for_backward =
+        path == KernelPath::tensor_cores && !(from_a && std::string_view(from_a) == "0");
     return {[=] { return chunk_delta_fwd(gate, a, opts).o; },
             [=, &in] {
-              chunk_delta_fwd(gate, a, opts);
-              chunk_delta_bwd(gate, a, in.d_o, nullptr, opts);
+              const DeltaForward f = chunk_delta_fwd(gate, a, keep);
+              chunk_delta_bwd(gate, a, in.d_o, nullptr, opts, &f.saved);
             }};
   }
   GlaArgs a{&in.q, &in.k, &in.v, &in.g, nullptr};

@@ -74,6 +74,12 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
                               const float *beta, const DeltaTcScratch &x, const DeltaTcStages &st,
                               const DeviceChunkTable &t, const ChunkDims &d);
 
+/// The tensor-core backward's WY pass from the forward's A [B*T, H, C] (input type; DeltaSaved of
+/// gpu/chunk_delta.hpp): qd, kd, the decays, w and u into x as launch_chunk_delta_wy_tc makes
+/// them, bit for bit (x.Aqk, x.A and the row factors neither read nor written).
+void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
+                                     const float *beta, const void *A, const DeltaTcScratch &x,
+                                     const DeviceChunkTable &t, const ChunkDims &d);
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
 /// dh, their gradients after it [NC, H, K, V], v_new and dv2 [B*T, H, V] (the sequential kernel's,

@@ -93,6 +93,13 @@ TEST_CASE("tensor_core_kernels_within_factor_of_twin", "[gpu][tensor_cores]") {
   each_rule(gpu::DType::bf16, gen::Need::varlen, check_varlen, gpu::KernelPath::tensor_cores);
 }
 
+TEST_CASE("tensor_core_backward_from_saved_a_equals_solving_again_bitwise", "[gpu][tensor_cores]") {
+  for (gpu::DType t : {gpu::DType::bf16, gpu::DType::fp16}) {
+    each_rule(t, gen::Need::any, check_saved_backward, gpu::KernelPath::tensor_cores);
+    each_rule(t, gen::Need::varlen, check_saved_backward, gpu::KernelPath::tensor_cores);
+  }
+}
+
 TEST_CASE("tensor_core_every_k_v_ragged_t_and_empty_sequence", "[gpu][tensor_cores]") {
   for (gpu::KernelRule rule : gpu::all_kernel_rules)
     if (gpu::has_tensor_core_forward(rule))

@@ -905,6 +905,23 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
           check_delta_shapes(GateKind::key, q, q, v, g_key, spec(DType::fp32, {1, 130, 2, 64}),
                              nullptr, plain);
         }) == "beta");
+  // the forward's saved scores and A, for the backward: [B, T, H, 64] in the input type, from
+  // the tensor-core path
+  const ArraySpec scores = spec(DType::bf16, {1, 130, 2, 64});
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, scores, scores, plain); }) == "no error");
+  CHECK(input_of([&] {
+          check_delta_saved(s, DType::bf16, scores, spec(DType::bf16, {1, 130, 2, 32}), plain);
+        }) == "saved.A");
+  CHECK(input_of([&] {
+          check_delta_saved(s, DType::bf16, spec(DType::fp16, scores.shape), scores, plain);
+        }) == "saved.Aqk");
+  CHECK(input_of([&] {
+          check_delta_saved(s, DType::bf16, scores, spec(DType::fp32, scores.shape), plain);
+        }) == "saved.A");
+  ChunkOptions cuda_cores;
+  cuda_cores.path = KernelPath::cuda_cores;
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, scores, scores, cuda_cores); }) ==
+        "saved.A");
 }
 
 TEST_CASE("api_checks_low_rank_shapes_and_types_before_anything_runs", "[twin]") {
