@@ -127,8 +127,8 @@ struct KernelGrads {
   Tensor<float> dh;
 };
 
-/// The kernels' gradients of case c on the draw d; with from_saved (the delta rules), the backward
-/// takes the forward's DeltaSaved (a forward with keep_for_backward runs first).
+/// The kernels' gradients of case c on the draw d; with from_saved (the delta rules and gated_oja),
+/// the backward takes the forward's DeltaSaved (a forward with keep_for_backward runs first).
 KernelGrads kernel_backward(const Case &c, const Drawn &d, bool from_saved = false) {
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
                     k = DeviceArray::upload(c.storage, d.in.k),
@@ -164,8 +164,16 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d, bool from_saved = fal
     r.grads.db = grads.db.to_tensor();
   } else if (c.rule == KernelRule::gated_oja) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
+    const GatedOjaArgs args{&q, &k, &v, &g, &beta, h0_arg};
+    GatedOjaForward f;
+    if (from_saved) {
+      ChunkOptions keep = o;
+      keep.return_stages = false;
+      keep.keep_for_backward = true;
+      f = chunk_gated_oja_fwd(args, keep);
+    }
     const GatedOjaGrads grads =
-        chunk_gated_oja_bwd({&q, &k, &v, &g, &beta, h0_arg}, d_o, d_ht_arg, o);
+        chunk_gated_oja_bwd(args, d_o, d_ht_arg, o, from_saved ? &f.saved : nullptr);
     take(grads, grads.dg);
     r.grads.dbeta = grads.dbeta.to_tensor();
   } else if (is_delta(c.rule)) {
@@ -549,7 +557,7 @@ Result check_causality(const Case &c) {
 
 Result check_saved_backward(const Case &c) {
   Result r{"saved_backward", c, {}, {}};
-  if (!is_delta(c.rule) || c.path != KernelPath::tensor_cores)
+  if (!(is_delta(c.rule) || c.rule == KernelRule::gated_oja) || c.path != KernelPath::tensor_cores)
     return r;
   const Drawn d = draw(c);
   const KernelGrads solved = kernel_backward(c, d), saved = kernel_backward(c, d, true);

@@ -190,9 +190,9 @@ Result check_causality(const Case &c);
 /// dq, dk, dv, dg, dbeta, da, db, dh0.
 Result check_varlen(const Case &c);
 
-/// The delta rules' tensor-core backward from the forward's saved A (DeltaSaved) equals the one
-/// that solves again, bitwise: dq, dk, dv, dg, dbeta, dh0 and the stage dh (other rules and
-/// paths: holds, nothing to compare).
+/// The delta rules' and gated_oja's tensor-core backward from the forward's saved A (DeltaSaved)
+/// equals the one that solves again, bitwise: dq, dk, dv, dg, dbeta, dh0 and the stage dh (other
+/// rules and paths: holds, nothing to compare).
 Result check_saved_backward(const Case &c);
 
 /// The four checks, by name.

@@ -114,7 +114,7 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
 struct TcForward {
   DeviceArray o, h16, v_new16, final_state;
   Stages stages;
-  DeltaSaved saved; ///< with the output and opts.keep_for_backward
+  DeltaSaved saved; ///< with opts.keep_for_backward: A, and Aqk with the output
 };
 /// The forward of gated_delta_rule and kda on tensor cores (gpu/chunk_delta_tc.cu): the WY
 /// kernel, then the sequential kernel with w (v_new and the state fused with the output when
@@ -133,7 +133,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   }
   // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
   const bool row_factors = with_output && d.G == 1;
-  const bool keep = with_output && opts.keep_for_backward;
+  const bool keep = opts.keep_for_backward;
   TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
@@ -170,8 +170,8 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
 }
 
 /// The backward's WY pass from the forward's saved A (launch_chunk_delta_wy_from_a_tc): qd, kd,
-/// w, u and the decays into new buffers, as tensor_core_wy(..., with_A) makes them; Aqk and A
-/// stay the caller's (`saved`).
+/// w, u and the decays into new buffers, as tensor_core_wy(..., with_A) makes them, and Aqk where
+/// `saved` has none (gated_oja's forward keeps A alone); the saved ones stay the caller's.
 TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
                            const detail::DeviceChunkTable &t, const detail::ChunkDims &d,
                            const ChunkShapes &s, bool poison) {
@@ -183,6 +183,10 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
   r.u = output(in, args.v->shape(), poison);
   r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
   detail::DeltaTcScratch x;
+  if (saved.Aqk.empty()) {
+    r.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+    x.Aqk = r.Aqk.data();
+  }
   x.qd = r.qd.data();
   x.kd = r.kd.data();
   x.w = r.w.data();
@@ -208,7 +212,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   const bool from_a = saved && !saved->empty();
   TcWy wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
                    : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
-  const void *Aqk = from_a ? saved->Aqk.data() : wy.Aqk.data();
+  const void *Aqk = from_a && !saved->Aqk.empty() ? saved->Aqk.data() : wy.Aqk.data();
   const void *A = from_a ? saved->A.data() : wy.A.data();
   DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray v_new = output(in, args.v->shape(), poison);
@@ -281,14 +285,26 @@ ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
   return s;
 }
 
-void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec &Aqk, const ArraySpec &A,
+void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec *Aqk, const ArraySpec &A,
                        const ChunkOptions &opts) {
   if (opts.path != KernelPath::tensor_cores)
     throw InputError("saved.A", "is the tensor-core forward's; this call's path is another");
   const Shape scores{s.B, s.T, s.H, kernel_chunk_size};
-  detail::expect("saved.Aqk", Aqk, in, scores);
+  if (Aqk)
+    detail::expect("saved.Aqk", *Aqk, in, scores);
   detail::expect("saved.A", A, in, scores);
 }
+
+namespace {
+/// check_delta_saved of a backward's `saved` (null or empty: nothing to check).
+void check_saved(const ChunkShapes &s, const DeltaArgs &args, const DeltaSaved *saved,
+                 const ChunkOptions &opts) {
+  if (!saved || saved->empty())
+    return;
+  const ArraySpec Aqk = saved->Aqk.spec();
+  check_delta_saved(s, args.q->dtype(), saved->Aqk.empty() ? nullptr : &Aqk, saved->A.spec(), opts);
+}
+} // namespace
 
 DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts) {
   const ChunkShapes s = shapes_of(gate, args, opts);
@@ -326,6 +342,7 @@ DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &o
   r.h = std::move(f.h16);
   r.v_new = std::move(f.v_new16);
   r.final_state = std::move(f.final_state);
+  r.saved = std::move(f.saved);
   if (opts.return_stages)
     return_stages(f.stages, r.stages);
   return r;
@@ -333,19 +350,19 @@ DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &o
 
 DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArray &d_o,
                                           const DeviceArray *d_ht, const ChunkOptions &opts,
-                                          DeviceArray &o) {
+                                          DeviceArray &o, const DeltaSaved *saved) {
   const ChunkShapes s = shapes_of(GateKind::key, args, opts, &d_o, d_ht);
+  check_saved(s, args, saved, opts);
   const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
-  return tensor_core_backward(args, d_o, d_ht, table, d, s, opts, &o);
+  return tensor_core_backward(args, d_o, d_ht, table, d, s, opts, &o, saved);
 }
 
 DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArray &d_o,
                            const DeviceArray *d_ht, const ChunkOptions &opts,
                            const DeltaSaved *saved) {
   const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
-  if (saved && !saved->empty())
-    check_delta_saved(s, args.q->dtype(), saved->Aqk.spec(), saved->A.spec(), opts);
+  check_saved(s, args, saved, opts);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))

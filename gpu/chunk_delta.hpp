@@ -20,8 +20,9 @@ struct DeltaArgs {
 /// the scores Aqk and A = (I + A0)^-1 of every chunk, [B, T, H, 64] in the input type, zero above
 /// the diagonal. Given to chunk_delta_bwd, its backward makes w, u and the decayed factors from A
 /// in one pass over the inputs, in the place of the scores and the triangular solve again: the
-/// same values bit for bit. (flash-linear-attention's backward likewise starts from its forward's
-/// A.)
+/// same values bit for bit. Aqk may be empty (a forward without its output, gated_oja's, keeps A
+/// alone): that pass then makes Aqk too. (flash-linear-attention's backward likewise starts from
+/// its forward's A.)
 struct DeltaSaved {
   DeviceArray Aqk, A;
   bool empty() const { return A.empty(); }
@@ -58,9 +59,9 @@ ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
                                const ArraySpec *d_o = nullptr, const ArraySpec *d_ht = nullptr);
 
 /// \brief A DeltaSaved's tensors against a call of shapes s and input type `in` (InputError
-/// naming saved.Aqk or saved.A): each [B, T, H, 64] in the input type; and the call on the
-/// tensor-core path, the forward that makes them.
-void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec &Aqk, const ArraySpec &A,
+/// naming saved.Aqk or saved.A): each [B, T, H, 64] in the input type (Aqk null: none kept); and
+/// the call on the tensor-core path, the forward that makes them.
+void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec *Aqk, const ArraySpec &A,
                        const ChunkOptions &opts);
 
 /// \brief Chunkwise forward of kda (GateKind::key) or gated_delta_rule (GateKind::scalar).
@@ -81,15 +82,17 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
 struct DeltaTcStates {
   DeviceArray h, v_new, final_state;
   DeltaForward stages;
+  DeltaSaved saved; ///< A alone, when opts.keep_for_backward (no Aqk: the pass has no output)
 };
 /// \brief The tensor-core forward of kda without its output: the WY kernel, then the sequential
 /// kernel forwards storing the states and v_new (opts.path is not read).
 DeltaTcStates chunk_delta_tc_states(const DeltaArgs &args, const ChunkOptions &opts);
 /// \brief kda's backward on tensor cores (opts.path is not read) that also returns the forward's
 /// output o, which its forward pass computes on the way (gated_oja's dq is kda's output on its
-/// exchanged arguments).
+/// exchanged arguments); `saved` as chunk_delta_bwd's (chunk_delta_tc_states' of the same k, g and
+/// beta: A depends on no other argument).
 DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArray &d_o,
                                           const DeviceArray *d_ht, const ChunkOptions &opts,
-                                          DeviceArray &o);
+                                          DeviceArray &o, const DeltaSaved *saved = nullptr);
 
 } // namespace ruleproof::gpu

@@ -32,7 +32,8 @@
 // 128, three blocks an SM (RULEPROOF_WY_KERNEL=two takes the kernel above).
 // The backward, given the forward's Aqk and A (DeltaSaved, gpu/chunk_delta.hpp), runs
 // chunk_delta_wy_from_a_tc_kernel in the WY kernel's place: qd, kd, w and u from A, as the WY
-// kernel makes them (recompute_w_u alone), bit for bit.
+// kernel makes them (recompute_w_u alone), bit for bit; given A alone (gated_oja's forward keeps
+// no Aqk), it makes Aqk too, as the WY kernel does, without A0 and the solve.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key). A scalar gate's
 // forward stores each row's e^{g_cum} and e^{gl - g_cum} (DeltaTcScratch::row_up) in place of qd
@@ -203,6 +204,32 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
                  static_cast<In *>(x.u), st.u);
 }
 
+/// A scalar gate's Aqk = (q~ k^T) . D of a warp's rows [row0, row0 + 16) and the column tiles of
+/// parity `side`, one exp per (row, column), stored into Aqk from the accumulators (two values of
+/// a row a store; rows past n left alone); no store when Aqk is null. q and k: the chunk's tiles
+/// (LK values a row).
+template <class In, int K, int LG>
+__device__ void scalar_scores_out(const In *q, const In *k, int LK, const float (*g_cum)[LG],
+                                  int row0, int side, ChunkRows rows, int hd, const ChunkDims &d,
+                                  In *Aqk) {
+  mma::Acc qk[C / 8];
+  lower_rows_times_transposed(qk, q, LK, row0, k, LK, side, K);
+  const SideGates side_g = side_gates(g_cum, row0, side);
+  const auto score = [&](int i, int j, float y, float decay_ij) {
+    return to<In>(j <= i ? y * d.scale * decay_ij : 0.0f);
+  };
+#pragma unroll
+  for (int nt = 0; nt < C / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
+      if (Aqk && nt % 2 == side && i < rows.n)
+        *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
+            mma::pack(score(i, j, qk[nt].x[e], side_g.decay(nt, e)),
+                      score(i, j + 1, qk[nt].x[e + 1], side_g.decay(nt, e + 1)));
+    }
+}
+
 /// The scalar gate's WY kernel in 72 KB (K = V = 128), three blocks an SM (the default): q's
 /// place holds A0 once the scores are made and A in the input type once the solve is done, w's
 /// right factor is made in k's place, and Aqk goes out from the accumulators. The same values as
@@ -247,25 +274,8 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
   //    Diag(beta) (k k^T) . D in q's place: warp w, rows [16 (w % 4), +16), the column tiles of
   //    parity w / 4 up to the diagonal; one exp per (row, column)
   const int row0 = SUB * (warp % 4), side = warp / 4;
-  {
-    mma::Acc qk[C / 8];
-    lower_rows_times_transposed(qk, &s.first.q[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
-    const SideGates side_g = side_gates(g_cum, row0, side);
-    In *Aqk = static_cast<In *>(x.Aqk);
-    const auto score = [&](int i, int j, float y, float decay_ij) {
-      return to<In>(j <= i ? y * d.scale * decay_ij : 0.0f);
-    };
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; e += 2) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (Aqk && nt % 2 == side && i < n)
-          *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
-              mma::pack(score(i, j, qk[nt].x[e], side_g.decay(nt, e)),
-                        score(i, j + 1, qk[nt].x[e + 1], side_g.decay(nt, e + 1)));
-      }
-  }
+  scalar_scores_out<In, K>(&s.first.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, rows, hd, d,
+                           static_cast<In *>(x.Aqk));
   {
     mma::Acc kk[C / 8];
     lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
@@ -314,26 +324,29 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
 }
 
 /// The backward's WY pass from the forward's A (DeltaSaved): chunk_delta_wy_tc_kernel without the
-/// scores and the solve. q, k, v and A copied in, then qd, kd and e^{gl} (store_decayed_factors),
-/// w's and u's right factors in the places of k and v, and w = A (beta k e^{g_cum}), u = A (beta
-/// v): the same operations on the same values as that kernel's, so the same results bit for bit.
-/// 96 KB at K = V = 128 for kda's gates (two blocks an SM), 62 KB for a scalar gate's.
-template <class T, int K, int V, bool SCALAR> struct WyFromAShared {
+/// solve, and without the scores but for Aqk when SCORES (the forward kept A alone: gated_oja's,
+/// whose backward's q is dO). q, k, v and A copied in, then qd, kd and e^{gl}
+/// (store_decayed_factors), Aqk when SCORES, w's and u's right factors in the places of k and v,
+/// and w = A (beta k e^{g_cum}), u = A (beta v): the same operations on the same values as the WY
+/// kernels', so the same results bit for bit. 96 KB at K = V = 128 for kda's gates (105 KB with
+/// Aqk; two blocks an SM), 62 KB for a scalar gate's.
+template <class T, int K, int V, bool SCALAR, bool SCORES> struct WyFromAShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
   T q[C][LK];
   T k[C][LK]; // k, then beta k e^{g_cum}: w's right factor
   T v[C][LV]; // v, then beta v: u's right factor
   T a16[C][LC];
+  T aqk[SCORES && !SCALAR ? C : 1][LC]; // a per-key gate's Aqk (a scalar gate's goes out directly)
   float beta[C];
   ChunkGates<K, SCALAR> gates;
 };
 
-template <class In, int K, int V, bool SCALAR>
+template <class In, int K, int V, bool SCALAR, bool SCORES>
 __global__ void __launch_bounds__(WY_THREADS, 2)
     chunk_delta_wy_from_a_tc_kernel(const In *q, const In *k, const In *v, const float *g,
                                     const float *beta, const In *A, DeltaTcScratch x,
                                     DeviceChunkTable t, ChunkDims d) {
-  using S = WyFromAShared<In, K, V, SCALAR>;
+  using S = WyFromAShared<In, K, V, SCALAR, SCORES>;
   constexpr int LG = ChunkGates<K, SCALAR>::LG;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
@@ -347,15 +360,35 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
   const float(*g_cum)[LG] = s.gates.g;
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
                                        static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  if constexpr (SCORES && SCALAR) {
+    scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, rows, hd, d,
+                             static_cast<In *>(x.Aqk));
+  } else if constexpr (SCORES) { // as chunk_delta_wy_tc_kernel's Aqk: factored, then wide rows
+    const unsigned pairwise_rows =
+        wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
+    mma::Acc acc[1][C / 8];
+    const In *const left[1] = {&s.q[0][0]};
+    const float left_scale[1] = {d.scale};
+    factored_scores(acc, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows,
+                    row0, K);
+    each_entry_of_side(acc[0], row0, side,
+                       [&](int i, int j, float y) { s.aqk[i][j] = to<In>(j <= i ? y : 0.0f); });
+    __syncthreads(); // the factored entries are in; the block's pairwise rows replace them
+    if (pairwise_rows && side == 0)
+      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
+                             [&](int i, int j, float y) { s.aqk[i][j] = to<In>(y); });
+  }
   mma::wait_copies(); // v's copy
   __syncthreads();    // and every read of k above is done: its place takes w's right factor
+  if constexpr (SCORES && !SCALAR)
+    store_scores(static_cast<In *>(x.Aqk), s.aqk, rows, hd, d);
   map_rows<In, K>(&s.k[0][0], S::LK, &s.k[0][0], S::LK, C, [&](int i, int col, float y) {
     return s.beta[i] * y * (SCALAR ? s.gates.row_up[i] : fast_exp(g_cum[i][col]));
   });
   map_rows<In, V>(&s.v[0][0], S::LV, &s.v[0][0], S::LV, C,
                   [&](int i, int, float y) { return s.beta[i] * y; });
   __syncthreads();
-  const int row0 = SUB * (warp % 4), side = warp / 4;
   a_times<In, K>(&s.a16[0][0], S::LC, &s.k[0][0], S::LK, row0, side, rows, row_at, d.H,
                  static_cast<In *>(x.w), nullptr);
   a_times<In, V>(&s.a16[0][0], S::LC, &s.v[0][0], S::LV, row0, side, rows, row_at, d.H,
@@ -404,12 +437,12 @@ void launch_wy_gate(const void *q, const void *k, const void *v, const float *g,
     launch_wy<In, K, V, false>(q, k, v, g, beta, x, st, t, d);
 }
 
-template <class In, int K, int V, bool SCALAR>
+template <class In, int K, int V, bool SCALAR, bool SCORES>
 void launch_wy_from_a(const void *q, const void *k, const void *v, const float *g,
                       const float *beta, const void *A, const DeltaTcScratch &x,
                       const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(WyFromAShared<In, K, V, SCALAR>));
-  auto *kernel = chunk_delta_wy_from_a_tc_kernel<In, K, V, SCALAR>;
+  const int bytes = static_cast<int>(sizeof(WyFromAShared<In, K, V, SCALAR, SCORES>));
+  auto *kernel = chunk_delta_wy_from_a_tc_kernel<In, K, V, SCALAR, SCORES>;
   allow_shared_memory(kernel, bytes, "chunk_delta_wy_from_a_tc_kernel");
   kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), in<In>(v), g, beta,
                                                  in<In>(A), x, t, d);
@@ -425,10 +458,15 @@ void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v
   with_sizes(d, [&](auto y, auto ks, auto vs) {
     using In = decltype(y);
     constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
-    if (d.G == 1)
-      launch_wy_from_a<In, K, V, true>(q, k, v, g, beta, A, x, t, d);
+    const bool scores = x.Aqk != nullptr;
+    if (d.G == 1 && scores)
+      launch_wy_from_a<In, K, V, true, true>(q, k, v, g, beta, A, x, t, d);
+    else if (d.G == 1)
+      launch_wy_from_a<In, K, V, true, false>(q, k, v, g, beta, A, x, t, d);
+    else if (scores)
+      launch_wy_from_a<In, K, V, false, true>(q, k, v, g, beta, A, x, t, d);
     else
-      launch_wy_from_a<In, K, V, false>(q, k, v, g, beta, A, x, t, d);
+      launch_wy_from_a<In, K, V, false, false>(q, k, v, g, beta, A, x, t, d);
   });
   check("chunk_delta_wy_from_a_tc_kernel");
 }

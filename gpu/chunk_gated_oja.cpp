@@ -109,6 +109,7 @@ GatedOjaForward tensor_core_forward(const GatedOjaArgs &args, const ChunkTable &
   detail::launch_chunk_oja_fwd_o_tc(args.q->data(), args.v->data(), st.v_new.data(), st.h.data(),
                                     f32(args.g), r.o.data(), table.device(), d);
   r.final_state = transposed(&st.final_state, poison);
+  r.saved = std::move(st.saved);
   if (opts.return_stages) {
     r.g_cum = std::move(st.stages.g_cum);
     r.A0 = std::move(st.stages.A0);
@@ -122,17 +123,18 @@ GatedOjaForward tensor_core_forward(const GatedOjaArgs &args, const ChunkTable &
 }
 
 /// gated_oja's backward on tensor cores: kda's on q' = dO, k' = v, v' = k, dO' = q
-/// (gpu/chunk_gated_oja.cu says why), whose forward pass gives dq, kda's output on q' = dO.
+/// (gpu/chunk_gated_oja.cu says why), whose forward pass gives dq, kda's output on q' = dO; from
+/// the forward's A when `saved` holds it (A is of k' = v, g and beta alone).
 GatedOjaGrads tensor_core_backward(const GatedOjaArgs &args, const DeviceArray &d_o,
                                    const DeviceArray *d_ht, const ChunkShapes &s,
-                                   const ChunkOptions &opts) {
+                                   const ChunkOptions &opts, const DeltaSaved *saved) {
   const bool poison = opts.poison_outputs;
   const DeviceArray h0_vk = transposed(args.h0, poison);
   const DeviceArray dht_vk = transposed(d_ht, poison);
   const DeltaArgs a{&d_o, args.v, args.k, args.g, args.beta, h0_vk.empty() ? nullptr : &h0_vk};
   GatedOjaGrads r;
   DeltaGrads g = chunk_delta_tc_bwd_with_output(a, *args.q, dht_vk.empty() ? nullptr : &dht_vk,
-                                                delta_options(opts, s), r.dq);
+                                                delta_options(opts, s), r.dq, saved);
   r.dk = std::move(g.dv);
   r.dv = std::move(g.dk);
   r.dg = std::move(g.dg);
@@ -180,10 +182,16 @@ GatedOjaForward chunk_gated_oja_fwd(const GatedOjaArgs &args, const ChunkOptions
 }
 
 GatedOjaGrads chunk_gated_oja_bwd(const GatedOjaArgs &args, const DeviceArray &d_o,
-                                  const DeviceArray *d_ht, const ChunkOptions &opts) {
+                                  const DeviceArray *d_ht, const ChunkOptions &opts,
+                                  const DeltaSaved *saved) {
   const ChunkShapes s = oja_shapes_of(args, opts, &d_o, d_ht);
+  if (saved && !saved->empty()) {
+    check_delta_saved(s, args.q->dtype(), nullptr, saved->A.spec(), opts);
+    if (!saved->Aqk.empty()) // the scores of a delta rule's forward, not of gated_oja's
+      throw InputError("saved.Aqk", "is not gated_oja's: its forward keeps A alone");
+  }
   if (opts.path == KernelPath::tensor_cores)
-    return tensor_core_backward(args, d_o, d_ht, s, opts);
+    return tensor_core_backward(args, d_o, d_ht, s, opts, saved);
   const detail::ChunkDims d = dims_of(GateKind::value, s, opts, args.q->dtype());
   const detail::ChunkDims dk = swapped(d);
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);

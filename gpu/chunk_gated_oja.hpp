@@ -9,6 +9,7 @@
 #pragma once
 
 #include "chunk_common.hpp"
+#include "chunk_delta.hpp" // DeltaSaved
 
 namespace ruleproof::gpu {
 
@@ -32,6 +33,9 @@ struct GatedOjaForward {
   DeviceArray u;           ///< stage: recompute_w_u, A Diag(beta) k, [B, T, H, K] fp32
   DeviceArray h;           ///< stage: the state at each chunk's start, [NC, H, K, V] fp32
   DeviceArray k_new;       ///< stage: u - w h^T, [B, T, H, K] fp32
+  /// for the backward, when opts.keep_for_backward on the tensor-core path: A of the delta rule
+  /// on v (DeltaSaved's A; no Aqk, which the backward makes on dO)
+  DeltaSaved saved;
 };
 
 /// \brief gated_oja's gradients of <dO, O> + <dS_T, S_T>, and the backward's stage when asked.
@@ -52,8 +56,11 @@ ChunkShapes check_gated_oja_shapes(const ArraySpec &q, const ArraySpec &k, const
 /// \brief Chunkwise forward of gated_oja.
 GatedOjaForward chunk_gated_oja_fwd(const GatedOjaArgs &args, const ChunkOptions &opts);
 
-/// \brief Chunkwise backward (recomputes the forward's stages); d_ht may be null (zero).
+/// \brief Chunkwise backward (recomputes the forward's stages); d_ht may be null (zero). `saved`
+/// (the forward's GatedOjaForward::saved of the same arguments, tensor-core path) spares it the
+/// triangular solve; its shapes and types are checked (InputError), not its values.
 GatedOjaGrads chunk_gated_oja_bwd(const GatedOjaArgs &args, const DeviceArray &d_o,
-                                  const DeviceArray *d_ht, const ChunkOptions &opts);
+                                  const DeviceArray *d_ht, const ChunkOptions &opts,
+                                  const DeltaSaved *saved = nullptr);
 
 } // namespace ruleproof::gpu

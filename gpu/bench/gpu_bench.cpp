@@ -246,22 +246,22 @@ Calls calls_of(KernelRule rule, const BenchInputs &in, KernelPath path) {
               chunk_dplr_bwd(a, in.d_o, nullptr, opts);
             }};
   }
+  // the delta rules' and gated_oja's tensor-core backward starts from the forward's A
+  // (DeltaSaved), as a training step would; RULEPROOF_BWD_FROM_A=0 makes it solve again
+  const char *from_a = std::getenv("RULEPROOF_BWD_FROM_A");
+  ChunkOptions keep = opts;
+  keep.keep_for_backward =
+      path == KernelPath::tensor_cores && !(from_a && std::string_view(from_a) == "0");
   if (rule == KernelRule::gated_oja) {
     GatedOjaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
     return {[=] { return chunk_gated_oja_fwd(a, opts).o; },
             [=, &in] {
-              chunk_gated_oja_fwd(a, opts);
-              chunk_gated_oja_bwd(a, in.d_o, nullptr, opts);
+              const GatedOjaForward f = chunk_gated_oja_fwd(a, keep);
+              chunk_gated_oja_bwd(a, in.d_o, nullptr, opts, &f.saved);
             }};
   }
   if (is_delta(rule)) {
     DeltaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
-    // the tensor-core backward starts from the forward's A (DeltaSaved), as a training step
-    // would; RULEPROOF_BWD_FROM_A=0 makes the backward solve again, as it did before
-    const char *from_a = std::getenv("RULEPROOF_BWD_FROM_A");
-    ChunkOptions keep = opts;
-    keep.keep_for_backward =
-        path == KernelPath::tensor_cores && !(from_a && std::string_view(from_a) == "0");
     return {[=] { return chunk_delta_fwd(gate, a, opts).o; },
             [=, &in] {
               const DeltaForward f = chunk_delta_fwd(gate, a, keep);

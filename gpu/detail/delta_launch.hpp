@@ -76,7 +76,8 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
 
 /// The tensor-core backward's WY pass from the forward's A [B*T, H, C] (input type; DeltaSaved of
 /// gpu/chunk_delta.hpp): qd, kd, the decays, w and u into x as launch_chunk_delta_wy_tc makes
-/// them, bit for bit (x.Aqk, x.A and the row factors neither read nor written).
+/// them, bit for bit, and Aqk too where x.Aqk is not null (a forward that kept A alone:
+/// gated_oja's); x.A and the row factors neither read nor written.
 void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
                                      const float *beta, const void *A, const DeltaTcScratch &x,
                                      const DeviceChunkTable &t, const ChunkDims &d);

@@ -908,19 +908,24 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
   // the forward's saved scores and A, for the backward: [B, T, H, 64] in the input type, from
   // the tensor-core path
   const ArraySpec scores = spec(DType::bf16, {1, 130, 2, 64});
-  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, scores, scores, plain); }) == "no error");
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, &scores, scores, plain); }) == "no error");
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, nullptr, scores, plain); }) ==
+        "no error"); // A alone (gated_oja's forward keeps no Aqk)
   CHECK(input_of([&] {
-          check_delta_saved(s, DType::bf16, scores, spec(DType::bf16, {1, 130, 2, 32}), plain);
+          check_delta_saved(s, DType::bf16, &scores, spec(DType::bf16, {1, 130, 2, 32}), plain);
         }) == "saved.A");
   CHECK(input_of([&] {
-          check_delta_saved(s, DType::bf16, spec(DType::fp16, scores.shape), scores, plain);
-        }) == "saved.Aqk");
+          check_delta_saved(s, DType::bf16, nullptr, spec(DType::bf16, {1, 130, 2, 32}), plain);
+        }) == "saved.A");
+  const ArraySpec fp16_scores = spec(DType::fp16, scores.shape);
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, &fp16_scores, scores, plain); }) ==
+        "saved.Aqk");
   CHECK(input_of([&] {
-          check_delta_saved(s, DType::bf16, scores, spec(DType::fp32, scores.shape), plain);
+          check_delta_saved(s, DType::bf16, &scores, spec(DType::fp32, scores.shape), plain);
         }) == "saved.A");
   ChunkOptions cuda_cores;
   cuda_cores.path = KernelPath::cuda_cores;
-  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, scores, scores, cuda_cores); }) ==
+  CHECK(input_of([&] { check_delta_saved(s, DType::bf16, &scores, scores, cuda_cores); }) ==
         "saved.A");
 }
 
