@@ -3,14 +3,17 @@
 # Hopper GPU. For each rule, `gpu_bench --warmup 0 --repeat 1` (the forward twice: once for its
 # count of non-finite outputs, once timed; then one forward + backward, at gpu_bench's default
 # shape) runs under ncu, every launch of the project's kernels
-# profiled: its duration, and its compute (SM) and memory throughput as a share of the GPU's
-# peak. The clocks are left alone (--clock-control none). Durations under ncu are those of each
-# kernel alone, without the host API's synchronisation between launches.
+# profiled: its duration, its compute (SM) and memory throughput as a share of the GPU's peak,
+# and what it achieved against the ceilings gpu_bench measures in the same run: DRAM bytes a
+# second (read and written) against its copy bandwidth, and TFLOP/s (the mma.sync m16n8k16
+# instructions counted, 4096 FLOP each) against cuBLAS's bf16 matrix rate. The clocks are left
+# alone (--clock-control none). Durations under ncu are those of each kernel alone, without the
+# host API's synchronisation between launches.
 #
 # usage: gpu/bench/profile_kernels.sh CARRY [RULE...]   (CARRY as gpu/tests/run_on_device.sh's)
 # KERNELS=tensor-cores (or cuda-cores) times one path alone (gpu_bench --kernels).
 # writes $OUT/profile.md (one table per rule: each kernel's launches, summed time, share of the
-# rule's time, mean throughputs) and $OUT/profile_csv.tar.gz (ncu's rows and messages, a file
+# rule's time, mean throughputs, achieved bytes and FLOPs a second) and $OUT/profile_csv.tar.gz (ncu's rows and messages, a file
 # per rule).
 set -u -o pipefail
 CARRY=${1:?usage: profile_kernels.sh CARRY [RULE...]}
@@ -24,7 +27,7 @@ cublas=$(find /usr/local -name 'libcublas.so.*' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=$PWD/$CARRY/lib${cublas:+:$(dirname "$cublas")}
 metrics=gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
 metrics+=,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
-metrics+=,launch__registers_per_thread
+metrics+=,launch__registers_per_thread,dram__bytes.sum,sm__inst_executed_pipe_tensor_op_hmma.sum
 for rule in "${rules[@]}"; do
   echo "== $rule"
   ncu --clock-control none --csv --print-units base --kernel-name-base function \
@@ -34,7 +37,7 @@ for rule in "${rules[@]}"; do
   echo "ncu exit $?"
 done
 python3 - "$raw" "${rules[@]}" <<'EOF' | tee "$OUT/profile.md"
-import csv, re, sys
+import csv, json, re, sys
 from collections import defaultdict
 raw, rules = sys.argv[1], sys.argv[2:]
 def short(name):  # "void <unnamed>::chunk_x_kernel<__nv_bfloat16>(const T1 *, ...)" -> "chunk_x_kernel<bf16>"
@@ -61,14 +64,28 @@ for rule in rules:
     for (name, _), m in launches.items():
         per[name].append(m)
     total = sum(m["gpu__time_duration.sum"] for ms in per.values() for m in ms)
+    try:  # the ceilings gpu_bench measured in this run
+        bench = json.load(open(f"/tmp/profile_{rule}.json"))
+        copy_bw, matrix_rate = bench["copy_bandwidth_bytes_per_s"], bench["matrix_rate_flops_per_s"]
+    except (OSError, KeyError, ValueError):
+        copy_bw = matrix_rate = None
     print(f"\n### {rule}: {total / 1e6:.3f} ms in {sum(map(len, per.values()))} launches "
           "(the forward twice, then one forward + backward)\n")
-    print("| kernel | launches | ms | share | SM % of peak | memory % of peak | registers | grid | block |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    if copy_bw:
+        print(f"Ceilings measured in the same run: copy bandwidth {copy_bw / 1e12:.2f} TB/s, "
+              f"bf16 matrix rate {matrix_rate / 1e12:.0f} TFLOP/s.\n")
+    print("| kernel | launches | ms | share | us a launch | DRAM TB/s | TFLOP/s | SM % of peak "
+          "| memory % of peak | registers | grid | block |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, ms in sorted(per.items(), key=lambda kv: -sum(m["gpu__time_duration.sum"] for m in kv[1])):
         t = sum(m["gpu__time_duration.sum"] for m in ms)
         mean = lambda key: sum(m.get(key, 0) for m in ms) / len(ms)
-        print(f"| {name} | {len(ms)} | {t / 1e6:.3f} | {100 * t / total:.1f}% "
+        bytes_per_s = sum(m.get("dram__bytes.sum", 0) for m in ms) / (t * 1e-9)
+        flops_per_s = 4096 * sum(m.get("sm__inst_executed_pipe_tensor_op_hmma.sum", 0) for m in ms) / (t * 1e-9)
+        share = lambda x, ceiling: f" ({100 * x / ceiling:.0f}%)" if ceiling else ""
+        print(f"| {name} | {len(ms)} | {t / 1e6:.3f} | {100 * t / total:.1f}% | {t / 1e3 / len(ms):.1f} "
+              f"| {bytes_per_s / 1e12:.2f}{share(bytes_per_s, copy_bw)} "
+              f"| {flops_per_s / 1e12:.1f}{share(flops_per_s, matrix_rate)} "
               f"| {mean('sm__throughput.avg.pct_of_peak_sustained_elapsed'):.1f} "
               f"| {mean('gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed'):.1f} "
               f"| {mean('launch__registers_per_thread'):.0f} | {shape[name][0]} | {shape[name][1]} |")

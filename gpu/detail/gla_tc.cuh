@@ -104,11 +104,12 @@ template <int K, bool COMPACT = false> struct ChunkGates {
 };
 
 /// chunk_local_cumsum of the chunk's rows into `s` (bitwise the CUDA-core kernel's: each gate
-/// column summed in row order; rows past n flat), written to g_cum_out too when given. Called
-/// by the whole block; ends synchronised.
+/// column summed in row order; rows past n flat), written to g_cum_out too when given. A per-key
+/// gate's rows are ld_g values apart in g and g_cum_out (a block that takes K of them: g at its
+/// first). Called by the whole block; ends synchronised.
 template <int K, bool SCALAR, bool COMPACT>
 __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows rows, int hd,
-                            const ChunkDims &d, float *g_cum_out) {
+                            const ChunkDims &d, float *g_cum_out, int ld_g = K) {
   static_assert(SCALAR || !COMPACT, "a per-key gate needs K columns");
   const int tid = threadIdx.x, n = rows.n, last = n - 1;
   if constexpr (SCALAR) {
@@ -119,8 +120,8 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
       const int r = e / (K / 4), col = (e % (K / 4)) * 4;
       float4 x = make_float4(0, 0, 0, 0);
       if (r < n)
-        x = *reinterpret_cast<const float4 *>(g + (static_cast<long>(rows.bos + r) * d.H + hd) * K +
-                                              col);
+        x = *reinterpret_cast<const float4 *>(
+            g + (static_cast<long>(rows.bos + r) * d.H + hd) * ld_g + col);
       *reinterpret_cast<float4 *>(&s.g[r][col]) = x;
     }
   }
@@ -145,7 +146,7 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
       acc += s.g[i][tid];
       s.g[i][tid] = acc;
       if (g_cum_out && i < n)
-        g_cum_out[(static_cast<long>(rows.bos + i) * d.H + hd) * K + tid] = acc;
+        g_cum_out[(static_cast<long>(rows.bos + i) * d.H + hd) * ld_g + tid] = acc;
     }
   }
   __syncthreads();
