@@ -127,9 +127,14 @@ struct KernelGrads {
   Tensor<float> dh;
 };
 
-/// The kernels' gradients of case c on the draw d; with from_saved (the delta rules and gated_oja),
-/// the backward takes the forward's DeltaSaved (a forward with keep_for_backward runs first).
-KernelGrads kernel_backward(const Case &c, const Drawn &d, bool from_saved = false) {
+/// What a backward starts from: nothing of the forward's, its saved A (keep_for_backward), or its
+/// WY pass's factors too (keep_factors).
+enum class Kept { nothing, a, factors };
+
+/// The kernels' gradients of case c on the draw d; with `kept` (the delta rules and gated_oja),
+/// the backward takes the forward's DeltaSaved (a forward keeping it runs first).
+KernelGrads kernel_backward(const Case &c, const Drawn &d, Kept kept = Kept::nothing) {
+  const bool from_saved = kept != Kept::nothing;
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
                     k = DeviceArray::upload(c.storage, d.in.k),
                     v = DeviceArray::upload(c.storage, d.in.v),
@@ -184,6 +189,7 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d, bool from_saved = fal
       ChunkOptions keep = o;
       keep.return_stages = false;
       keep.keep_for_backward = true;
+      keep.keep_factors = kept == Kept::factors;
       f = chunk_delta_fwd(gate_of(c.rule), args, keep);
     }
     const DeltaGrads grads =
@@ -560,17 +566,22 @@ Result check_saved_backward(const Case &c) {
   if (!(is_delta(c.rule) || c.rule == KernelRule::gated_oja) || c.path != KernelPath::tensor_cores)
     return r;
   const Drawn d = draw(c);
-  const KernelGrads solved = kernel_backward(c, d), saved = kernel_backward(c, d, true);
-  for (const std::string &diff :
-       {bitwise_difference("dq", saved.grads.dq, solved.grads.dq),
-        bitwise_difference("dk", saved.grads.dk, solved.grads.dk),
-        bitwise_difference("dv", saved.grads.dv, solved.grads.dv),
-        bitwise_difference("dg", saved.grads.dg, solved.grads.dg),
-        bitwise_difference("dbeta", saved.grads.dbeta, solved.grads.dbeta),
-        bitwise_difference("dh0", saved.grads.dh0, solved.grads.dh0),
-        bitwise_difference("dh", saved.dh, solved.dh)})
-    if (!diff.empty())
-      r.failures.push_back(diff + " (from the saved A vs solved again)");
+  const KernelGrads solved = kernel_backward(c, d);
+  for (const Kept kept : {Kept::a, Kept::factors}) {
+    const KernelGrads saved = kernel_backward(c, d, kept);
+    for (const std::string &diff :
+         {bitwise_difference("dq", saved.grads.dq, solved.grads.dq),
+          bitwise_difference("dk", saved.grads.dk, solved.grads.dk),
+          bitwise_difference("dv", saved.grads.dv, solved.grads.dv),
+          bitwise_difference("dg", saved.grads.dg, solved.grads.dg),
+          bitwise_difference("dbeta", saved.grads.dbeta, solved.grads.dbeta),
+          bitwise_difference("dh0", saved.grads.dh0, solved.grads.dh0),
+          bitwise_difference("dh", saved.dh, solved.dh)})
+      if (!diff.empty())
+        r.failures.push_back(diff +
+                             (kept == Kept::a ? " (from the saved A" : " (from the saved factors") +
+                             " vs solved again)");
+  }
   return r;
 }
 

@@ -191,8 +191,9 @@ Result check_causality(const Case &c);
 Result check_varlen(const Case &c);
 
 /// The delta rules' and gated_oja's tensor-core backward from the forward's saved A (DeltaSaved)
-/// equals the one that solves again, bitwise: dq, dk, dv, dg, dbeta, dh0 and the stage dh (other
-/// rules and paths: holds, nothing to compare).
+/// equals the one that solves again, bitwise: dq, dk, dv, dg, dbeta, dh0 and the stage dh, from A
+/// alone and (the delta rules) from the WY pass's factors too, keep_factors (other rules and
+/// paths: holds, nothing to compare).
 Result check_saved_backward(const Case &c);
 
 /// The four checks, by name.

@@ -34,6 +34,10 @@ struct ChunkOptions {
   /// the forward also returns what its backward can take in place of making it again (the delta
   /// rules' tensor-core path: DeltaForward::saved); a forward without a backward to come leaves it
   bool keep_for_backward = false;
+  /// with keep_for_backward, the delta rules' forward also keeps its WY pass's w, u and decayed
+  /// factors (DeltaSaved::w and the rest: four tensors the size of k more, until the backward),
+  /// so that its backward runs no WY pass at all
+  bool keep_factors = false;
 };
 
 /// \brief The sizes of a checked call.

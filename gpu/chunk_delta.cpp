@@ -76,7 +76,7 @@ struct TcWy {
 TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
                     const detail::ChunkDims &d, const ChunkShapes &s, bool poison,
                     const detail::DeltaTcStages &st, bool with_A, bool with_scores = true,
-                    bool row_factors = false) {
+                    bool row_factors = false, bool factors_too = false) {
   const std::size_t C = kernel_chunk_size;
   const DType in = args.q->dtype();
   TcWy r;
@@ -85,7 +85,8 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   if (row_factors) {
     r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
     r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
-  } else {
+  }
+  if (!row_factors || factors_too) {
     if (with_scores)
       r.qd = output(in, args.q->shape(), poison);
     r.kd = output(in, args.k->shape(), poison);
@@ -134,7 +135,9 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
   const bool row_factors = with_output && d.G == 1;
   const bool keep = opts.keep_for_backward;
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
+  // the factors for the backward: a scalar gate's forward stores qd and kd for it alone
+  const bool keep_factors = keep && opts.keep_factors && with_output;
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors, keep_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   detail::TcStatePass p;
@@ -165,6 +168,13 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   if (keep) {
     r.saved.Aqk = std::move(wy.Aqk);
     r.saved.A = std::move(wy.A);
+  }
+  if (keep_factors) {
+    r.saved.w = std::move(wy.w);
+    r.saved.u = std::move(wy.u);
+    r.saved.qd = std::move(wy.qd);
+    r.saved.kd = std::move(wy.kd);
+    r.saved.decay = std::move(wy.decay);
   }
   return r;
 }
@@ -197,9 +207,10 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
   return r;
 }
 
-/// The backward of gated_delta_rule and kda on tensor cores: the WY kernel again (with A), the
-/// sequential kernel forwards (h at each chunk's start and v_new) and backwards (dh after each
-/// chunk, dv2 and dh0), all in the input type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
+/// The backward of gated_delta_rule and kda on tensor cores: the WY kernel again (with A; from
+/// the saved A, or none where the forward kept its factors), the sequential kernel forwards (h at
+/// each chunk's start and v_new) and backwards (dh after each chunk, dv2 and dh0), all in the input
+/// type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
 DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
@@ -210,24 +221,32 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   const DType in = args.q->dtype();
   const detail::DeviceChunkTable t = table.device();
   const bool from_a = saved && !saved->empty();
-  TcWy wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
-                   : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
+  const bool kept = from_a && saved->has_factors() && !saved->Aqk.empty();
+  TcWy wy;
+  if (!kept)
+    wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
+                : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
   const void *Aqk = from_a && !saved->Aqk.empty() ? saved->Aqk.data() : wy.Aqk.data();
   const void *A = from_a ? saved->A.data() : wy.A.data();
+  const void *qd = kept ? saved->qd.data() : wy.qd.data();
+  const void *kd = kept ? saved->kd.data() : wy.kd.data();
+  const void *w = kept ? saved->w.data() : wy.w.data();
+  const void *u = kept ? saved->u.data() : wy.u.data();
+  const float *decay = kept ? f32(&saved->decay) : f32(wy.decay);
   DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray v_new = output(in, args.v->shape(), poison);
   detail::TcStatePass fwd;
-  fwd.left = wy.kd.data();
-  fwd.right = wy.u.data();
-  fwd.w = wy.w.data();
-  fwd.decay = f32(wy.decay);
+  fwd.left = kd;
+  fwd.right = u;
+  fwd.w = w;
+  fwd.decay = decay;
   fwd.s0 = f32(args.h0);
   fwd.s_chunks16 = h16.data();
   fwd.v_new16 = v_new.data();
   if (o) { // the output too, on the way
     *o = output(in, {s.B, s.T, s.H, s.V}, poison);
     fwd.o = o->data();
-    fwd.qd = wy.qd.data();
+    fwd.qd = qd;
     fwd.A16 = Aqk;
   }
   detail::launch_chunk_gla_state_tc(fwd, t, d);
@@ -239,10 +258,10 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
     r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray dv2 = output(in, args.v->shape(), poison);
-  detail::launch_state_gradients_tc(
-      wy.qd.data(), d_o.data(), wy.w.data(), wy.kd.data(), Aqk, f32(wy.decay),
-      with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
-      opts.return_stages ? f32(r.dh) : nullptr, dh16.data(), dv2.data(), t, d);
+  detail::launch_state_gradients_tc(qd, d_o.data(), w, kd, Aqk, decay,
+                                    with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
+                                    opts.return_stages ? f32(r.dh) : nullptr, dh16.data(),
+                                    dv2.data(), t, d);
 
   r.dq = output(in, args.q->shape(), poison);
   r.dk = output(in, args.k->shape(), poison);
@@ -295,14 +314,28 @@ void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec *Aqk, con
   detail::expect("saved.A", A, in, scores);
 }
 
+void check_delta_saved_factors(const ChunkShapes &s, DType in, GateKind gate, const ArraySpec &w,
+                               const ArraySpec &u, const ArraySpec &qd, const ArraySpec &kd,
+                               const ArraySpec &decay) {
+  detail::expect("saved.w", w, in, {s.B, s.T, s.H, s.K});
+  detail::expect("saved.u", u, in, {s.B, s.T, s.H, s.V});
+  detail::expect("saved.qd", qd, in, {s.B, s.T, s.H, s.K});
+  detail::expect("saved.kd", kd, in, {s.B, s.T, s.H, s.K});
+  detail::expect("saved.decay", decay, DType::fp32,
+                 {s.NC, s.H, gate == GateKind::scalar ? std::size_t(1) : s.K});
+}
+
 namespace {
 /// check_delta_saved of a backward's `saved` (null or empty: nothing to check).
-void check_saved(const ChunkShapes &s, const DeltaArgs &args, const DeltaSaved *saved,
-                 const ChunkOptions &opts) {
+void check_saved(const ChunkShapes &s, GateKind gate, const DeltaArgs &args,
+                 const DeltaSaved *saved, const ChunkOptions &opts) {
   if (!saved || saved->empty())
     return;
   const ArraySpec Aqk = saved->Aqk.spec();
   check_delta_saved(s, args.q->dtype(), saved->Aqk.empty() ? nullptr : &Aqk, saved->A.spec(), opts);
+  if (saved->has_factors())
+    check_delta_saved_factors(s, args.q->dtype(), gate, saved->w.spec(), saved->u.spec(),
+                              saved->qd.spec(), saved->kd.spec(), saved->decay.spec());
 }
 } // namespace
 
@@ -352,7 +385,7 @@ DeltaGrads chunk_delta_tc_bwd_with_output(const DeltaArgs &args, const DeviceArr
                                           const DeviceArray *d_ht, const ChunkOptions &opts,
                                           DeviceArray &o, const DeltaSaved *saved) {
   const ChunkShapes s = shapes_of(GateKind::key, args, opts, &d_o, d_ht);
-  check_saved(s, args, saved, opts);
+  check_saved(s, GateKind::key, args, saved, opts);
   const detail::ChunkDims d = dims_of(GateKind::key, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   return tensor_core_backward(args, d_o, d_ht, table, d, s, opts, &o, saved);
@@ -362,7 +395,7 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
                            const DeviceArray *d_ht, const ChunkOptions &opts,
                            const DeltaSaved *saved) {
   const ChunkShapes s = shapes_of(gate, args, opts, &d_o, d_ht);
-  check_saved(s, args, saved, opts);
+  check_saved(s, gate, args, saved, opts);
   const detail::ChunkDims d = dims_of(gate, s, opts, args.q->dtype());
   const ChunkTable table(s.B, s.T, opts.cu_seqlens);
   if (opts.path == KernelPath::tensor_cores && (gate == GateKind::scalar || gate == GateKind::key))

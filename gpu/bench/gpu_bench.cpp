@@ -247,11 +247,13 @@ Calls calls_of(KernelRule rule, const BenchInputs &in, KernelPath path) {
             }};
   }
   // the delta rules' and gated_oja's tensor-core backward starts from the forward's A
-  // (DeltaSaved), as a training step would; RULEPROOF_BWD_FROM_A=0 makes it solve again
-  const char *from_a = std::getenv("RULEPROOF_BWD_FROM_A");
+  // (DeltaSaved), as a training step would; RULEPROOF_BWD_FROM_A=0 makes it solve again, and
+  // RULEPROOF_BWD_FROM_A=factors keeps the delta rules' WY factors too (keep_factors)
+  const char *from_a_env = std::getenv("RULEPROOF_BWD_FROM_A");
+  const std::string_view from_a = from_a_env ? from_a_env : "";
   ChunkOptions keep = opts;
-  keep.keep_for_backward =
-      path == KernelPath::tensor_cores && !(from_a && std::string_view(from_a) == "0");
+  keep.keep_for_backward = path == KernelPath::tensor_cores && from_a != "0";
+  keep.keep_factors = keep.keep_for_backward && from_a == "factors";
   if (rule == KernelRule::gated_oja) {
     GatedOjaArgs a{&in.q, &in.k, &in.v, &in.g, &in.beta, nullptr};
     return {[=] { return chunk_gated_oja_fwd(a, opts).o; },

@@ -927,6 +927,22 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
   cuda_cores.path = KernelPath::cuda_cores;
   CHECK(input_of([&] { check_delta_saved(s, DType::bf16, &scores, scores, cuda_cores); }) ==
         "saved.A");
+  // the WY pass's factors (keep_factors): w, qd, kd [B, T, H, K], u [B, T, H, V] in the input
+  // type, the decays [NC, H, G] fp32 (G = 1 for a scalar gate)
+  const ArraySpec keys = spec(DType::bf16, {1, 130, 2, 64}), values = v;
+  const ArraySpec decay_key = spec(DType::fp32, {3, 2, 64}),
+                  decay_scalar = spec(DType::fp32, {3, 2, 1});
+  const auto factors = [&](GateKind gate, const ArraySpec &w, const ArraySpec &u,
+                           const ArraySpec &decay) {
+    return input_of(
+        [&] { check_delta_saved_factors(s, DType::bf16, gate, w, u, keys, keys, decay); });
+  };
+  CHECK(factors(GateKind::key, keys, values, decay_key) == "no error");
+  CHECK(factors(GateKind::scalar, keys, values, decay_scalar) == "no error");
+  CHECK(factors(GateKind::key, keys, values, decay_scalar) == "saved.decay");
+  CHECK(factors(GateKind::key, values, values, decay_key) == "saved.w");
+  CHECK(factors(GateKind::key, keys, keys, decay_key) == "saved.u");
+  CHECK(factors(GateKind::key, keys, spec(DType::fp16, values.shape), decay_key) == "saved.u");
 }
 
 TEST_CASE("api_checks_low_rank_shapes_and_types_before_anything_runs", "[twin]") {
