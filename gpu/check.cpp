@@ -131,6 +131,15 @@ struct KernelGrads {
 /// WY pass's factors too (keep_factors).
 enum class Kept { nothing, a, factors };
 
+/// The options of a forward that keeps for its backward what `kept` names.
+ChunkOptions keeping(const ChunkOptions &o, Kept kept) {
+  ChunkOptions keep = o;
+  keep.return_stages = false;
+  keep.keep_for_backward = kept != Kept::nothing;
+  keep.keep_factors = kept == Kept::factors;
+  return keep;
+}
+
 /// The kernels' gradients of case c on the draw d; with `kept` (the delta rules and gated_oja),
 /// the backward takes the forward's DeltaSaved (a forward keeping it runs first).
 KernelGrads kernel_backward(const Case &c, const Drawn &d, Kept kept = Kept::nothing) {
@@ -171,12 +180,8 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d, Kept kept = Kept::not
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
     const GatedOjaArgs args{&q, &k, &v, &g, &beta, h0_arg};
     GatedOjaForward f;
-    if (from_saved) {
-      ChunkOptions keep = o;
-      keep.return_stages = false;
-      keep.keep_for_backward = true;
-      f = chunk_gated_oja_fwd(args, keep);
-    }
+    if (from_saved)
+      f = chunk_gated_oja_fwd(args, keeping(o, kept));
     const GatedOjaGrads grads =
         chunk_gated_oja_bwd(args, d_o, d_ht_arg, o, from_saved ? &f.saved : nullptr);
     take(grads, grads.dg);
@@ -185,13 +190,8 @@ KernelGrads kernel_backward(const Case &c, const Drawn &d, Kept kept = Kept::not
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
     const DeltaArgs args{&q, &k, &v, &g, &beta, h0_arg};
     DeltaForward f;
-    if (from_saved) {
-      ChunkOptions keep = o;
-      keep.return_stages = false;
-      keep.keep_for_backward = true;
-      keep.keep_factors = kept == Kept::factors;
-      f = chunk_delta_fwd(gate_of(c.rule), args, keep);
-    }
+    if (from_saved)
+      f = chunk_delta_fwd(gate_of(c.rule), args, keeping(o, kept));
     const DeltaGrads grads =
         chunk_delta_bwd(gate_of(c.rule), args, d_o, d_ht_arg, o, from_saved ? &f.saved : nullptr);
     take(grads, grads.dg);

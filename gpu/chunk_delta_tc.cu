@@ -365,19 +365,8 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
     scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, rows, hd, d,
                              static_cast<In *>(x.Aqk));
   } else if constexpr (SCORES) { // as chunk_delta_wy_tc_kernel's Aqk: factored, then wide rows
-    const unsigned pairwise_rows =
-        wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
-    mma::Acc acc[1][C / 8];
-    const In *const left[1] = {&s.q[0][0]};
-    const float left_scale[1] = {d.scale};
-    factored_scores(acc, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, side, pairwise_rows,
-                    row0, K);
-    each_entry_of_side(acc[0], row0, side,
-                       [&](int i, int j, float y) { s.aqk[i][j] = to<In>(j <= i ? y : 0.0f); });
-    __syncthreads(); // the factored entries are in; the block's pairwise rows replace them
-    if (pairwise_rows && side == 0)
-      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
-                             [&](int i, int j, float y) { s.aqk[i][j] = to<In>(y); });
+    per_key_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, row0, d.scale,
+                          [&](int i, int j, float y) { s.aqk[i][j] = to<In>(y); });
   }
   mma::wait_copies(); // v's copy
   __syncthreads();    // and every read of k above is done: its place takes w's right factor

@@ -145,9 +145,6 @@ __global__ void __launch_bounds__(SCORE_THREADS)
         }
       }
   } else {
-    // which rows of the diagonal block are factored: a prefix, those whose spread is small
-    const unsigned pairwise_rows =
-        wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(&s.k[0][0], S::LK, row0));
     const int r = row0;      // the reference row
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the reference row one
                              // early
@@ -155,17 +152,8 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 #else
     const int r_right = r;
 #endif
-    mma::Acc qk[1][C / 8];
-    const In *const left[1] = {&s.q[0][0]};
-    const float left_scale[1] = {d.scale};
-    factored_scores(qk, left, left_scale, &s.k[0][0], S::LK, g_cum, row0, parity, pairwise_rows,
-                    r_right, K);
-    each_entry_of_side(qk[0], row0, parity,
-                       [&](int i, int j, float x) { s.a[i][j] = j <= i ? x : 0.0f; });
-    __syncthreads(); // the block's factored entries are in; its pairwise rows replace them
-    if (pairwise_rows && parity == 0)
-      pairwise_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, pairwise_rows, d.scale,
-                             [&](int i, int j, float x) { s.a[i][j] = x; });
+    per_key_scores<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, parity, r_right, d.scale,
+                          [&](int i, int j, float x) { s.a[i][j] = x; });
     __syncthreads();
     for (int e = tid; e < n * C; e += SCORE_THREADS) {
       const int i = e / C, j = e % C;

@@ -668,6 +668,28 @@ __device__ inline void each_entry_of_side(const mma::Acc (&acc)[C / 8], int row0
   each_place_of_side(row0, side, [&](int nt, int e, int i, int j) { f(i, j, acc[nt].x[e]); });
 }
 
+/// The scores scale q k^T . D of a per-key gate (gla's A, the delta rules' Aqk) at a warp's rows
+/// [row0, row0 + 16) and the column tiles of parity `side`: factored against the reference row
+/// r_right (row0, as factored_scores says), then the block's wide rows summed term by term
+/// (pairwise_scores); each entry given to put(i, j, y), zero above the diagonal, a wide row's
+/// entries twice (the second the one to keep). q and k: the chunk's tiles (LK values a row).
+/// Called by the whole block: a barrier between the two.
+template <class In, int K, int LG, class Put>
+__device__ void per_key_scores(const In *q, const In *k, int LK, const float (*g_cum)[LG], int row0,
+                               int side, int r_right, float scale, Put put) {
+  const unsigned pairwise_rows =
+      wide_rows<In, K>(g_cum, row0, row0, 1.0f, factor_magnitude<In, K>(k, LK, row0));
+  mma::Acc acc[1][C / 8];
+  const In *const left[1] = {q};
+  const float left_scale[1] = {scale};
+  factored_scores(acc, left, left_scale, k, LK, g_cum, row0, side, pairwise_rows, r_right, K);
+  each_entry_of_side(acc[0], row0, side,
+                     [&](int i, int j, float y) { put(i, j, j <= i ? y : 0.0f); });
+  __syncthreads(); // the block's factored entries are in; its pairwise rows replace them
+  if (pairwise_rows && side == 0)
+    pairwise_scores<In, K>(q, k, LK, g_cum, row0, pairwise_rows, scale, put);
+}
+
 /// A scalar gate's g_cum at this lane's rows and columns of each_entry_of_side (tile nt of parity
 /// `side`, entry e: row row0 + acc_row(e), column nt * 8 + acc_col(e)), read into registers once,
 /// so that a loop storing the entries into shared memory rereads no gate between its stores; and
