@@ -5,8 +5,9 @@
 // Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
 // gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc (or, given the forward's saved
-// Aqk and A, chunk_delta_wy_from_a_tc: w, u and the decayed factors from A, no solve),
-// chunk_gla_state_tc forwards and backwards, then chunk_delta_bwd_tc.
+// Aqk and A, chunk_delta_wy_from_a_tc: w, u and the decayed factors from A, no solve; given its
+// w, u and decayed factors too, keep_factors, no WY pass), chunk_gla_state_tc forwards and
+// backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
 #include "detail/delta_launch.hpp"
