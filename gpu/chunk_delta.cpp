@@ -77,7 +77,7 @@ struct TcWy {
 TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
                     const detail::ChunkDims &d, const ChunkShapes &s, bool poison,
                     const detail::DeltaTcStages &st, bool with_A, bool with_scores = true,
-                    bool row_factors = false, bool factors_too = false) {
+                    bool row_factors = false) {
   const std::size_t C = kernel_chunk_size;
   const DType in = args.q->dtype();
   TcWy r;
@@ -87,7 +87,7 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
     r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
     r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
   }
-  if (!row_factors || factors_too) {
+  if (!row_factors) {
     if (with_scores)
       r.qd = output(in, args.q->shape(), poison);
     r.kd = output(in, args.k->shape(), poison);
@@ -136,9 +136,9 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
   const bool row_factors = with_output && d.G == 1;
   const bool keep = opts.keep_for_backward;
-  // the factors for the backward: a scalar gate's forward stores qd and kd for it alone
+  // the factors for the backward (a scalar gate's: its row factors, as the output pass's)
   const bool keep_factors = keep && opts.keep_factors && with_output;
-  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors, keep_factors);
+  TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
   detail::TcStatePass p;
@@ -175,6 +175,8 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     r.saved.u = std::move(wy.u);
     r.saved.qd = std::move(wy.qd);
     r.saved.kd = std::move(wy.kd);
+    r.saved.row_up = std::move(wy.row_up);
+    r.saved.row_to_end = std::move(wy.row_to_end);
     r.saved.decay = std::move(wy.decay);
   }
   return r;
@@ -188,8 +190,13 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
                            const ChunkShapes &s, bool poison) {
   const DType in = args.q->dtype();
   TcWy r;
-  r.qd = output(in, args.q->shape(), poison);
-  r.kd = output(in, args.k->shape(), poison);
+  if (d.G == 1) { // a scalar gate's row factors: q and k go undecayed into the sequential passes
+    r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
+    r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
+  } else {
+    r.qd = output(in, args.q->shape(), poison);
+    r.kd = output(in, args.k->shape(), poison);
+  }
   r.w = output(in, args.k->shape(), poison);
   r.u = output(in, args.v->shape(), poison);
   r.decay = output(DType::fp32, {s.NC, s.H, std::size_t(d.G)}, poison);
@@ -203,6 +210,8 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
   x.w = r.w.data();
   x.u = r.u.data();
   x.decay = f32(r.decay);
+  x.row_up = f32(r.row_up);
+  x.row_to_end = f32(r.row_to_end);
   detail::launch_chunk_delta_wy_from_a_tc(args.q->data(), args.k->data(), args.v->data(),
                                           f32(args.g), f32(args.beta), saved.A.data(), x, t, d);
   return r;
@@ -223,14 +232,21 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   const detail::DeviceChunkTable t = table.device();
   const bool from_a = saved && !saved->empty();
   const bool kept = from_a && saved->has_factors() && !saved->Aqk.empty();
+  // a scalar gate's sequential passes take q and k undecayed, scaled by each row's factors
+  const bool row_factors = d.G == 1;
   TcWy wy;
   if (!kept)
     wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
-                : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true);
+                : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true, true,
+                                 row_factors);
   const void *Aqk = from_a && !saved->Aqk.empty() ? saved->Aqk.data() : wy.Aqk.data();
   const void *A = from_a ? saved->A.data() : wy.A.data();
-  const void *qd = kept ? saved->qd.data() : wy.qd.data();
-  const void *kd = kept ? saved->kd.data() : wy.kd.data();
+  const void *qd = row_factors ? args.q->data() : kept ? saved->qd.data() : wy.qd.data();
+  const void *kd = row_factors ? args.k->data() : kept ? saved->kd.data() : wy.kd.data();
+  const float *row_up = !row_factors ? nullptr : kept ? f32(&saved->row_up) : f32(wy.row_up);
+  const float *row_to_end = !row_factors ? nullptr
+                            : kept       ? f32(&saved->row_to_end)
+                                         : f32(wy.row_to_end);
   const void *w = kept ? saved->w.data() : wy.w.data();
   const void *u = kept ? saved->u.data() : wy.u.data();
   const float *decay = kept ? f32(&saved->decay) : f32(wy.decay);
@@ -238,6 +254,8 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   DeviceArray v_new = output(in, args.v->shape(), poison);
   detail::TcStatePass fwd;
   fwd.left = kd;
+  fwd.row_up = row_up;
+  fwd.row_to_end = row_to_end;
   fwd.right = u;
   fwd.w = w;
   fwd.decay = decay;
@@ -262,7 +280,7 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   detail::launch_state_gradients_tc(qd, d_o.data(), w, kd, Aqk, decay,
                                     with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
                                     opts.return_stages ? f32(r.dh) : nullptr, dh16.data(),
-                                    dv2.data(), t, d);
+                                    dv2.data(), t, d, row_up, row_to_end);
 
   r.dq = output(in, args.q->shape(), poison);
   r.dk = output(in, args.k->shape(), poison);
@@ -316,14 +334,19 @@ void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec *Aqk, con
 }
 
 void check_delta_saved_factors(const ChunkShapes &s, DType in, GateKind gate, const ArraySpec &w,
-                               const ArraySpec &u, const ArraySpec &qd, const ArraySpec &kd,
-                               const ArraySpec &decay) {
+                               const ArraySpec &u, const ArraySpec &q_factor,
+                               const ArraySpec &k_factor, const ArraySpec &decay) {
+  const bool scalar = gate == GateKind::scalar;
   detail::expect("saved.w", w, in, {s.B, s.T, s.H, s.K});
   detail::expect("saved.u", u, in, {s.B, s.T, s.H, s.V});
-  detail::expect("saved.qd", qd, in, {s.B, s.T, s.H, s.K});
-  detail::expect("saved.kd", kd, in, {s.B, s.T, s.H, s.K});
-  detail::expect("saved.decay", decay, DType::fp32,
-                 {s.NC, s.H, gate == GateKind::scalar ? std::size_t(1) : s.K});
+  if (scalar) {
+    detail::expect("saved.row_up", q_factor, DType::fp32, {s.B, s.T, s.H});
+    detail::expect("saved.row_to_end", k_factor, DType::fp32, {s.B, s.T, s.H});
+  } else {
+    detail::expect("saved.qd", q_factor, in, {s.B, s.T, s.H, s.K});
+    detail::expect("saved.kd", k_factor, in, {s.B, s.T, s.H, s.K});
+  }
+  detail::expect("saved.decay", decay, DType::fp32, {s.NC, s.H, scalar ? std::size_t(1) : s.K});
 }
 
 namespace {
@@ -334,9 +357,11 @@ void check_saved(const ChunkShapes &s, GateKind gate, const DeltaArgs &args,
     return;
   const ArraySpec Aqk = saved->Aqk.spec();
   check_delta_saved(s, args.q->dtype(), saved->Aqk.empty() ? nullptr : &Aqk, saved->A.spec(), opts);
+  const bool scalar = gate == GateKind::scalar;
   if (saved->has_factors())
     check_delta_saved_factors(s, args.q->dtype(), gate, saved->w.spec(), saved->u.spec(),
-                              saved->qd.spec(), saved->kd.spec(), saved->decay.spec());
+                              (scalar ? saved->row_up : saved->qd).spec(),
+                              (scalar ? saved->row_to_end : saved->kd).spec(), saved->decay.spec());
 }
 } // namespace
 

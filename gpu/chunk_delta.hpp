@@ -25,10 +25,12 @@ struct DeltaArgs {
 /// its forward's A.)
 struct DeltaSaved {
   DeviceArray Aqk, A;
-  /// with ChunkOptions::keep_factors: the WY pass's w [B, T, H, K], u [B, T, H, V], qd and kd
-  /// [B, T, H, K] in the input type and the decays e^{gl} [NC, H, G] fp32, which the backward then
-  /// takes as they are (the values its own WY pass would make, bit for bit)
-  DeviceArray w, u, qd, kd, decay;
+  /// with ChunkOptions::keep_factors: the WY pass's w [B, T, H, K], u [B, T, H, V] in the input
+  /// type, the decays e^{gl} [NC, H, G] fp32, and a per-key gate's qd and kd [B, T, H, K] in the
+  /// input type or a scalar gate's row factors e^{g_cum} and e^{gl - g_cum} [B, T, H] fp32 (its
+  /// backward's sequential passes scale q and k by them), which the backward then takes as they are
+  /// (the values its own WY pass would make, bit for bit)
+  DeviceArray w, u, qd, kd, decay, row_up, row_to_end;
   bool empty() const { return A.empty(); }
   bool has_factors() const { return !w.empty(); }
 };
@@ -69,10 +71,12 @@ ChunkShapes check_delta_shapes(GateKind gate, const ArraySpec &q, const ArraySpe
 void check_delta_saved(const ChunkShapes &s, DType in, const ArraySpec *Aqk, const ArraySpec &A,
                        const ChunkOptions &opts);
 /// \brief A DeltaSaved's factors (keep_factors) against a call of shapes s, input type `in` and
-/// gate kind `gate` (InputError naming saved.w, saved.u, saved.qd, saved.kd or saved.decay).
+/// gate kind `gate`: q_factor and k_factor are a per-key gate's qd and kd, a scalar gate's row_up
+/// and row_to_end (InputError naming saved.w, saved.u, saved.qd, saved.kd, saved.row_up,
+/// saved.row_to_end or saved.decay).
 void check_delta_saved_factors(const ChunkShapes &s, DType in, GateKind gate, const ArraySpec &w,
-                               const ArraySpec &u, const ArraySpec &qd, const ArraySpec &kd,
-                               const ArraySpec &decay);
+                               const ArraySpec &u, const ArraySpec &q_factor,
+                               const ArraySpec &k_factor, const ArraySpec &decay);
 
 /// \brief Chunkwise forward of kda (GateKind::key) or gated_delta_rule (GateKind::scalar).
 DeltaForward chunk_delta_fwd(GateKind gate, const DeltaArgs &args, const ChunkOptions &opts);

@@ -31,8 +31,9 @@
 // takes chunk_delta_wy_lean_tc_kernel by default: the same values bit for bit in 72 KB at K = V =
 // 128, three blocks an SM (RULEPROOF_WY_KERNEL=two takes the kernel above).
 // The backward, given the forward's Aqk and A (DeltaSaved, gpu/chunk_delta.hpp), runs
-// chunk_delta_wy_from_a_tc_kernel in the WY kernel's place: qd, kd, w and u from A, as the WY
-// kernel makes them (recompute_w_u alone), bit for bit; given A alone (gated_oja's forward keeps
+// chunk_delta_wy_from_a_tc_kernel in the WY kernel's place: qd, kd (a scalar gate's: the row
+// factors, and q is not read), w and u from A, as the WY kernel makes them (recompute_w_u alone),
+// bit for bit; given A alone (gated_oja's forward keeps
 // no Aqk), it makes Aqk too, as the WY kernel does, without A0 and the solve.
 // Then chunk_gla_state_tc (gpu/chunk_gla_tc.cu) with w: the state in mma accumulators, v_new,
 // the output and the state update fused at each chunk (kda: the decay per key). A scalar gate's
@@ -76,17 +77,18 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
 
 /// The start of both WY kernels: chunk `rows`' q, k and v copied into the tiles at q_to, k_to and
 /// v_to (LK, LV values a row; rows past n zero), beta into beta_to, and the chunk's gates made.
-/// Called by the whole block; ends synchronised with q and k in, while v's copy may still be on
-/// its way (the scores do not read it): mma::wait_copies() before the barrier past which v is
-/// read.
-template <class In, int K, int V, bool SCALAR, bool COMPACT>
+/// Without READ_Q q's tile is left as it is (nothing reads it). Called by the whole block; ends
+/// synchronised with q and k in, while v's copy may still be on its way (the scores do not read
+/// it): mma::wait_copies() before the barrier past which v is read.
+template <class In, int K, int V, bool SCALAR, bool READ_Q = true, bool COMPACT>
 __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, float *beta_to,
                               ChunkGates<K, COMPACT> &gates, const In *q, const In *k, const In *v,
                               const float *g, const float *beta, ChunkRows rows, int hd,
                               const ChunkDims &d, float *g_cum_out) {
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
+  if constexpr (READ_Q)
+    copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(k_to, LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   mma::commit_copies();
   copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
@@ -326,10 +328,11 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
 /// The backward's WY pass from the forward's A (DeltaSaved): chunk_delta_wy_tc_kernel without the
 /// solve, and without the scores but for Aqk when SCORES (the forward kept A alone: gated_oja's,
 /// whose backward's q is dO). q, k, v and A copied in, then qd, kd and e^{gl}
-/// (store_decayed_factors), Aqk when SCORES, w's and u's right factors in the places of k and v,
-/// and w = A (beta k e^{g_cum}), u = A (beta v): the same operations on the same values as the WY
-/// kernels', so the same results bit for bit. 96 KB at K = V = 128 for kda's gates (105 KB with
-/// Aqk; two blocks an SM), 62 KB for a scalar gate's.
+/// (store_decayed_factors; a scalar gate's row factors in place of qd and kd, q then read for Aqk
+/// alone), Aqk when SCORES, w's and u's right factors in the places of k
+/// and v, and w = A (beta k e^{g_cum}), u = A (beta v): the same operations on the same values as
+/// the WY kernels', so the same results bit for bit. 96 KB at K = V = 128 for kda's gates (105 KB
+/// with Aqk; two blocks an SM), 62 KB for a scalar gate's.
 template <class T, int K, int V, bool SCALAR, bool SCORES> struct WyFromAShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD;
   T q[C][LK];
@@ -355,11 +358,15 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   // A's rows join q's and k's group of copies (rows past n zero)
   copy_rows_async(&s.a16[0][0], S::LC, A + row_at * C, static_cast<long>(d.H) * C, C, rows.n, C);
-  load_wy_chunk<In, K, V, SCALAR>(&s.q[0][0], &s.k[0][0], &s.v[0][0], S::LK, S::LV, s.beta, s.gates,
-                                  q, k, v, g, beta, rows, hd, d, nullptr);
+  // q is read for qd and Aqk alone: a scalar gate's row factors take qd's place
+  load_wy_chunk<In, K, V, SCALAR, SCORES || !SCALAR>(&s.q[0][0], &s.k[0][0], &s.v[0][0], S::LK,
+                                                     S::LV, s.beta, s.gates, q, k, v, g, beta, rows,
+                                                     hd, d, nullptr);
   const float(*g_cum)[LG] = s.gates.g;
   store_decayed_factors<In, K, SCALAR>(&s.q[0][0], &s.k[0][0], S::LK, s.gates, rows, c, hd, d,
                                        static_cast<In *>(x.qd), static_cast<In *>(x.kd), x.decay);
+  if constexpr (SCALAR)
+    store_row_factors(s.gates, rows, hd, d, x.row_up, x.row_to_end);
   const int row0 = SUB * (warp % 4), side = warp / 4;
   if constexpr (SCORES && SCALAR) {
     scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, rows, hd, d,

@@ -28,7 +28,10 @@
 // (simple_gla, gated_delta_rule) pass q and k undecayed with each row's e^{g_cum} and e^{gl -
 // g_cum} (TcStatePass::row_up): the output's state term q h is scaled by scale e^{g_cum} in fp32
 // after its product, and v (v_new) by e^{gl - g_cum} before it is rounded for the update, so that
-// the scores (WY) kernel stores no qd and kd.
+// the scores (WY) kernel stores no qd and kd. gated_delta_rule's backward passes take row factors
+// too: forwards as its forward; backwards with left q and kd = k, dO scaled by scale e^{g_cum} and
+// rounded once for the update (in v_end's place), and dv2's k dh scaled by e^{gl - g_cum} in fp32
+// after its product.
 //
 // The scores' decays, per key (gla), where no exp may overflow however strong the gates:
 // rows fall into four 16-row sub-chunks; for row i of sub-chunk I, the reference row r = 16 I (the
@@ -264,7 +267,9 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
   mma::commit_copies();
 }
 
-template <class In, int K, bool SCALAR>
+/// ROWS_BACK: gated_delta_rule's backwards pass with row factors (w, reverse and row_up), an
+/// instance of its own so that the other passes' code is the code without it.
+template <class In, int K, bool SCALAR, bool ROWS_BACK = false>
 __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     chunk_gla_state_tc_kernel(TcStatePass p, DeviceChunkTable t, ChunkDims d) {
   constexpr int G = SCALAR ? 1 : K;
@@ -380,7 +385,18 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     if (p.w) { // on the warp's rows and columns, rounded to the input type: forwards, v_new =
                // u - w h; backwards, dv2 = A^T dO + kd dh, kept negated for the update
       mma::Acc acc[O_TILES];
-      if (p.reverse) {
+      if constexpr (ROWS_BACK) { // with row factors: (k dh) . e^{gl - g_cum} in fp32, + A^T dO
+        rows_times<true>(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float f = x.row_to_end[row0 + mma::acc_row(e)];
+#pragma unroll
+          for (int nt = 0; nt < O_TILES; ++nt)
+            acc[nt].x[e] *= f;
+        }
+        transposed_times_rows<true>(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0,
+                                    row0, C);
+      } else if (p.reverse) {
         transposed_times_rows<true>(acc, &x.a[0][0], X::LC, row0, &x.right[0][0], X::LV, ocol0,
                                     row0, C);
         rows_times<true>(acc, &x.qd[0][0], X::LK, row0, &h[0][0], X::LV, ocol0, K);
@@ -402,7 +418,9 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
             y[u] = new_value(i, col + u, acc[nt].x[e + u]);
             x_new[u] = to<In>(y[u]);
             kept[u] = p.reverse ? to<In>(-val(x_new[u])) : x_new[u];
-            if (p.row_up) // v_new . e^{gl - g_cum}, rounded once
+            if constexpr (ROWS_BACK) // dO . scale e^{g_cum}, rounded once
+              ended[u] = to<In>(d.scale * x.row_up[i] * val(x.right[i][col + u]));
+            else if (p.row_up) // v_new . e^{gl - g_cum}, rounded once
               ended[u] = to<In>(x.row_to_end[i] * y[u]);
             if (p.v_new && i < rows.n)
               p.v_new[at_v(rows.bos + i, hd, v0 + col + u, d)] = val(x_new[u]);
@@ -455,9 +473,10 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
       for (int nt = 0; nt < STATE_TILES; ++nt)
         state[nt].x[e] *= decay_e;
     }
-    if (p.w && p.reverse) { // dh' = Diag(e^{gl}) dh + qd^T dO - w^T dv2
-      transposed_times_rows<true>(state, &x.left[0][0], X::LK, key0, &x.right[0][0], X::LV, scol0,
-                                  0, C);
+    if (p.w && p.reverse) { // dh' = Diag(e^{gl}) dh + qd^T dO - w^T dv2 (with row factors:
+                            // q^T (dO . scale e^{g_cum}))
+      transposed_times_rows<true>(state, &x.left[0][0], X::LK, key0,
+                                  ROWS_BACK ? &s.v_end[0][0] : &x.right[0][0], X::LV, scol0, 0, C);
       transposed_times_rows<true>(state, &x.w[0][0], X::LK, key0, right, X::LV, scol0, 0, C);
     } else { // (with row factors: k^T (v_new . e^{gl - g_cum}))
       transposed_times_rows<true>(state, &x.left[0][0], X::LK, key0,
@@ -504,6 +523,9 @@ template <class In, int K, bool SCALAR>
 void launch_state(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d) {
   const int bytes = static_cast<int>(sizeof(StateShared < In, K, SCALAR ? 1 : K >));
   auto *kernel = chunk_gla_state_tc_kernel<In, K, SCALAR>;
+  if constexpr (SCALAR)
+    if (p.w && p.reverse && p.row_up)
+      kernel = chunk_gla_state_tc_kernel<In, K, SCALAR, true>;
   allow_shared_memory(kernel, bytes, "chunk_gla_state_tc_kernel");
   const int threads = STATE_THREADS + (p.o && with_output_warps() ? OUTPUT_THREADS : 0);
   kernel<<<dim3(t.N, d.H, d.V / TC_BV), threads, bytes>>>(p, t, d);

@@ -74,20 +74,26 @@ struct TcStatePass {
   const void *left2 = nullptr; ///< [B*T, H, K]: a second update term's left factor, optional
   const void *right2 = nullptr; ///< [B*T, H, V]: its right factor (with left2)
   /// [B*T, H] fp32, optional (a scalar gate's forward with the output: simple_gla, and
-  /// gated_delta_rule with w): each row's e^{g_cum} and e^{gl - g_cum}. left and qd are then k and
-  /// q themselves: the output's state term is scaled by scale e^{g_cum} in fp32 after its
-  /// product, the update's right factor (v, or v_new) by e^{gl - g_cum} before it is rounded.
+  /// gated_delta_rule with w; gated_delta_rule's passes backwards): each row's e^{g_cum} and
+  /// e^{gl - g_cum}. left and qd are then k and q themselves: the output's state term is scaled by
+  /// scale e^{g_cum} in fp32 after its product, the update's right factor (v, or v_new) by
+  /// e^{gl - g_cum} before it is rounded. Backwards (w and reverse) left and kd are q and k: dO is
+  /// scaled by scale e^{g_cum} and rounded for the update (q^T (dO . scale e^{g_cum})), and dv2's
+  /// k dh by e^{gl - g_cum} in fp32 after its product.
   const float *row_up = nullptr, *row_to_end = nullptr;
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 
 /// The sequential kernel backwards as the delta rules and dplr run it on tensor cores (w and
 /// reverse: left qd, right dO, dv2's left factor kd and scores A16; s0 = dht, optional): dh after
-/// each chunk into dh16 and dv2 in the input type, dh0 and dh's fp32 stage where given.
+/// each chunk into dh16 and dv2 in the input type, dh0 and dh's fp32 stage where given. With
+/// row_up and row_to_end (a scalar gate's, TcStatePass::row_up), qd and kd are q and k.
 inline void launch_state_gradients_tc(const void *qd, const void *d_o, const void *w,
                                       const void *kd, const void *A16, const float *decay,
                                       const float *dht, float *dh0, float *dh_stage, void *dh16,
-                                      void *dv2, const DeviceChunkTable &t, const ChunkDims &d) {
+                                      void *dv2, const DeviceChunkTable &t, const ChunkDims &d,
+                                      const float *row_up = nullptr,
+                                      const float *row_to_end = nullptr) {
   TcStatePass p;
   p.left = qd;
   p.right = d_o;
@@ -101,6 +107,8 @@ inline void launch_state_gradients_tc(const void *qd, const void *d_o, const voi
   p.s_chunks = dh_stage;
   p.s_chunks16 = dh16;
   p.v_new16 = dv2;
+  p.row_up = row_up;
+  p.row_to_end = row_to_end;
   launch_chunk_gla_state_tc(p, t, d);
 }
 

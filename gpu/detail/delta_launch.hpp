@@ -77,7 +77,8 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
 /// The tensor-core backward's WY pass from the forward's A [B*T, H, C] (input type; DeltaSaved of
 /// gpu/chunk_delta.hpp): qd, kd, the decays, w and u into x as launch_chunk_delta_wy_tc makes
 /// them, bit for bit, and Aqk too where x.Aqk is not null (a forward that kept A alone:
-/// gated_oja's); x.A and the row factors neither read nor written.
+/// gated_oja's); a scalar gate's row factors (x.row_up, x.row_to_end) in place of qd and kd (x.qd
+/// and x.kd null; q then read for Aqk alone); x.A neither read nor written.
 void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
                                      const float *beta, const void *A, const DeltaTcScratch &x,
                                      const DeviceChunkTable &t, const ChunkDims &d);

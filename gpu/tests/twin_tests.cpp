@@ -927,15 +927,21 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
   cuda_cores.path = KernelPath::cuda_cores;
   CHECK(input_of([&] { check_delta_saved(s, DType::bf16, &scores, scores, cuda_cores); }) ==
         "saved.A");
-  // the WY pass's factors (keep_factors): w, qd, kd [B, T, H, K], u [B, T, H, V] in the input
-  // type, the decays [NC, H, G] fp32 (G = 1 for a scalar gate)
+  // the WY pass's factors (keep_factors): w [B, T, H, K], u [B, T, H, V] in the input type, the
+  // decays [NC, H, G] fp32 (G = 1 for a scalar gate); a per-key gate's qd and kd [B, T, H, K] in
+  // the input type, a scalar gate's row factors [B, T, H] fp32 in their place
   const ArraySpec keys = spec(DType::bf16, {1, 130, 2, 64}), values = v;
+  const ArraySpec rows = spec(DType::fp32, {1, 130, 2});
   const ArraySpec decay_key = spec(DType::fp32, {3, 2, 64}),
                   decay_scalar = spec(DType::fp32, {3, 2, 1});
   const auto factors = [&](GateKind gate, const ArraySpec &w, const ArraySpec &u,
-                           const ArraySpec &decay) {
-    return input_of(
-        [&] { check_delta_saved_factors(s, DType::bf16, gate, w, u, keys, keys, decay); });
+                           const ArraySpec &decay, const ArraySpec *q_factor = nullptr,
+                           const ArraySpec *k_factor = nullptr) {
+    const ArraySpec &fits = gate == GateKind::scalar ? rows : keys;
+    return input_of([&] {
+      check_delta_saved_factors(s, DType::bf16, gate, w, u, q_factor ? *q_factor : fits,
+                                k_factor ? *k_factor : fits, decay);
+    });
   };
   CHECK(factors(GateKind::key, keys, values, decay_key) == "no error");
   CHECK(factors(GateKind::scalar, keys, values, decay_scalar) == "no error");
@@ -943,6 +949,13 @@ TEST_CASE("api_checks_shapes_and_types_before_anything_runs", "[twin]") {
   CHECK(factors(GateKind::key, values, values, decay_key) == "saved.w");
   CHECK(factors(GateKind::key, keys, keys, decay_key) == "saved.u");
   CHECK(factors(GateKind::key, keys, spec(DType::fp16, values.shape), decay_key) == "saved.u");
+  CHECK(factors(GateKind::key, keys, values, decay_key, &rows) == "saved.qd");
+  CHECK(factors(GateKind::key, keys, values, decay_key, nullptr, &rows) == "saved.kd");
+  CHECK(factors(GateKind::scalar, keys, values, decay_scalar, &keys) == "saved.row_up");
+  const ArraySpec rows_bf16 = spec(DType::bf16, rows.shape);
+  CHECK(factors(GateKind::scalar, keys, values, decay_scalar, &rows_bf16) == "saved.row_up");
+  CHECK(factors(GateKind::scalar, keys, values, decay_scalar, nullptr, &keys) ==
+        "saved.row_to_end");
 }
 
 TEST_CASE("api_checks_low_rank_shapes_and_types_before_anything_runs", "[twin]") {
