@@ -86,8 +86,7 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   if (row_factors) {
     r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
     r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
-  }
-  if (!row_factors) {
+  } else {
     if (with_scores)
       r.qd = output(in, args.q->shape(), poison);
     r.kd = output(in, args.k->shape(), poison);
@@ -241,15 +240,19 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                  row_factors);
   const void *Aqk = from_a && !saved->Aqk.empty() ? saved->Aqk.data() : wy.Aqk.data();
   const void *A = from_a ? saved->A.data() : wy.A.data();
-  const void *qd = row_factors ? args.q->data() : kept ? saved->qd.data() : wy.qd.data();
-  const void *kd = row_factors ? args.k->data() : kept ? saved->kd.data() : wy.kd.data();
-  const float *row_up = !row_factors ? nullptr : kept ? f32(&saved->row_up) : f32(wy.row_up);
-  const float *row_to_end = !row_factors ? nullptr
-                            : kept       ? f32(&saved->row_to_end)
-                                         : f32(wy.row_to_end);
-  const void *w = kept ? saved->w.data() : wy.w.data();
-  const void *u = kept ? saved->u.data() : wy.u.data();
-  const float *decay = kept ? f32(&saved->decay) : f32(wy.decay);
+  // the WY factors the passes read: the forward's kept ones, or those just made
+  const auto factor = [&](DeviceArray DeltaSaved::*kept_one,
+                          const DeviceArray &made) -> const DeviceArray & {
+    return kept ? saved->*kept_one : made;
+  };
+  const void *qd = row_factors ? args.q->data() : factor(&DeltaSaved::qd, wy.qd).data();
+  const void *kd = row_factors ? args.k->data() : factor(&DeltaSaved::kd, wy.kd).data();
+  // (null without row factors: empty either way)
+  const float *row_up = f32(&factor(&DeltaSaved::row_up, wy.row_up));
+  const float *row_to_end = f32(&factor(&DeltaSaved::row_to_end, wy.row_to_end));
+  const void *w = factor(&DeltaSaved::w, wy.w).data();
+  const void *u = factor(&DeltaSaved::u, wy.u).data();
+  const float *decay = f32(&factor(&DeltaSaved::decay, wy.decay));
   DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   DeviceArray v_new = output(in, args.v->shape(), poison);
   detail::TcStatePass fwd;
