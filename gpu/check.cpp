@@ -52,7 +52,9 @@ void unit_rows(Tensor<float> &x, std::size_t n) {
   }
 }
 
-/// The kernels' forward on a drawn case, every output poisoned first, stages returned.
+/// The kernels' forward on a drawn case, every output poisoned first: its stages from a call that
+/// returns them, its output and final state from a call that does not (the call users make, which
+/// may take other kernels: gated_delta_rule's fused forward keeps no stages).
 StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
   const DeviceArray q = DeviceArray::upload(c.storage, d.in.q),
                     k = DeviceArray::upload(c.storage, d.in.k),
@@ -65,19 +67,25 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
   o.scale = d.opts.scale;
   o.cu_seqlens = d.opts.cu_seqlens;
   o.output_final_state = c.output_final_state;
-  o.return_stages = true;
   o.poison_outputs = true;
+  ChunkOptions plain = o;
+  o.return_stages = true;
   StagedForward<float> r;
-  const auto take = [&](const DeviceArray &o_out, const DeviceArray &final_state) {
-    r.out.o = o_out.to_tensor();
+  // the output and final state of the call without stages
+  const auto take = [&](const auto &forward) {
+    const auto f = forward(plain);
+    r.out.o = f.o.to_tensor();
     if (c.output_final_state)
-      r.out.final_state = final_state.to_tensor();
+      r.out.final_state = f.final_state.to_tensor();
   };
   if (c.rule == KernelRule::dplr_fla) {
     const DeviceArray a = DeviceArray::upload(c.storage, d.in.a),
                       b = DeviceArray::upload(c.storage, d.in.b);
-    const DplrForward f = chunk_dplr_fwd({&q, &k, &v, &a, &b, &g, h0_arg}, o);
-    take(f.o, f.final_state);
+    const auto forward = [&](const ChunkOptions &x) {
+      return chunk_dplr_fwd({&q, &k, &v, &a, &b, &g, h0_arg}, x);
+    };
+    const DplrForward f = forward(o);
+    take(forward);
     for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
                                   {"A_qk", &f.A_qk},
                                   {"A_qa", &f.A_qa},
@@ -91,8 +99,11 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
       r.stages.push_back({name, x->to_tensor()});
   } else if (c.rule == KernelRule::gated_oja) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
-    const GatedOjaForward f = chunk_gated_oja_fwd({&q, &k, &v, &g, &beta, h0_arg}, o);
-    take(f.o, f.final_state);
+    const auto forward = [&](const ChunkOptions &x) {
+      return chunk_gated_oja_fwd({&q, &k, &v, &g, &beta, h0_arg}, x);
+    };
+    const GatedOjaForward f = forward(o);
+    take(forward);
     for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
                                   {"A0", &f.A0},
                                   {"A", &f.A},
@@ -103,8 +114,11 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
       r.stages.push_back({name, x->to_tensor()});
   } else if (is_delta(c.rule)) {
     const DeviceArray beta = DeviceArray::upload(DType::fp32, d.in.beta);
-    const DeltaForward f = chunk_delta_fwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, o);
-    take(f.o, f.final_state);
+    const auto forward = [&](const ChunkOptions &x) {
+      return chunk_delta_fwd(gate_of(c.rule), {&q, &k, &v, &g, &beta, h0_arg}, x);
+    };
+    const DeltaForward f = forward(o);
+    take(forward);
     for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum},
                                   {"A0", &f.A0},
                                   {"A", &f.A},
@@ -114,8 +128,11 @@ StagedForward<float> kernel_forward(const Case &c, const Drawn &d) {
                                   {"v_new", &f.v_new}})
       r.stages.push_back({name, x->to_tensor()});
   } else {
-    const GlaForward f = chunk_gla_fwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, o);
-    take(f.o, f.final_state);
+    const auto forward = [&](const ChunkOptions &x) {
+      return chunk_gla_fwd(gate_of(c.rule), {&q, &k, &v, &g, h0_arg}, x);
+    };
+    const GlaForward f = forward(o);
+    take(forward);
     for (const auto &[name, x] : {std::pair{"g_cum", &f.g_cum}, {"h", &f.h}, {"A", &f.A}})
       r.stages.push_back({name, x->to_tensor()});
   }

@@ -1,7 +1,8 @@
 // ruleproof: the host side of the chunkwise delta-rule kernels: shape checks, buffers, and the
 // kernels' order. Forward: chunk_local_cumsum, chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril,
 // recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o; gated_delta_rule's on tensor cores
-// and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w.
+// and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w (or,
+// gated_delta_rule's with RULEPROOF_DELTA_FORWARD=fused, chunk_delta_fused_tc: one kernel).
 // Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
 // gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc (or, given the forward's saved
@@ -9,6 +10,9 @@
 // w, u and decayed factors too, keep_factors, no WY pass), chunk_gla_state_tc forwards and
 // backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
+
+#include <cstdlib>
+#include <string_view>
 
 #include "detail/delta_launch.hpp"
 
@@ -110,6 +114,19 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
+/// Whether gated_delta_rule's tensor-core forward runs in one kernel on warpgroup MMA
+/// (launch_chunk_delta_fused_tc, sm_90a): RULEPROOF_DELTA_FORWARD=fused in the environment. Off
+/// by default, the WY kernel and the sequential kernel in its place, until it is measured faster
+/// and holds every check. It takes a call whose forward keeps no stages and no WY factors (those
+/// it does not write); the others take the two kernels.
+bool fused_forward() {
+  static const bool fused = [] {
+    const char *kernel = std::getenv("RULEPROOF_DELTA_FORWARD");
+    return kernel && std::string_view(kernel) == "fused";
+  }();
+  return fused;
+}
+
 /// What the tensor-core forward pass gives: the output, or (kda's states alone) the states at
 /// each chunk's start and v_new in the input type; the final state and the fp32 stages when asked.
 struct TcForward {
@@ -137,6 +154,28 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   const bool keep = opts.keep_for_backward;
   // the factors for the backward (a scalar gate's: its row factors, as the output pass's)
   const bool keep_factors = keep && opts.keep_factors && with_output;
+  if (row_factors && !stages && !keep_factors && fused_forward()) {
+    if (opts.output_final_state)
+      r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
+    r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
+    if (keep) {
+      r.saved.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+      r.saved.A = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+    }
+    detail::DeltaFusedPass p;
+    p.q = args.q->data();
+    p.k = args.k->data();
+    p.v = args.v->data();
+    p.g = f32(args.g);
+    p.beta = f32(args.beta);
+    p.s0 = f32(args.h0);
+    p.o = r.o.data();
+    p.A = keep ? r.saved.A.data() : nullptr;
+    p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
+    p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+    detail::launch_chunk_delta_fused_tc(p, t, d);
+    return r;
+  }
   TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
   if (opts.output_final_state)
     r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);

@@ -68,5 +68,9 @@ void launch_chunk_delta_bwd_tc(const void *, const void *, const void *, const f
                                const ChunkDims &) {
   no_cuda("chunk_delta_bwd_tc_kernel");
 }
+void launch_chunk_delta_fused_tc(const DeltaFusedPass &, const DeviceChunkTable &,
+                                 const ChunkDims &) {
+  no_cuda("chunk_delta_fused_tc_kernel");
+}
 
 } // namespace ruleproof::gpu::detail

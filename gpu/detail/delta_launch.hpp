@@ -82,6 +82,23 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
 void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
                                      const float *beta, const void *A, const DeltaTcScratch &x,
                                      const DeviceChunkTable &t, const ChunkDims &d);
+/// What gated_delta_rule's forward in one kernel reads and writes (gpu/chunk_delta_fused_tc.cu): q,
+/// k [B*T, H, K] and v [B*T, H, V] in the input type, g and beta [B*T, H] fp32, h0 [N, H, K, V]
+/// fp32 (optional); o [B*T, H, V] in the input type, ht [N, H, K, V] fp32 (optional), and, for the
+/// backward (DeltaSaved, optional), A and Aqk [B*T, H, C] in the input type.
+struct DeltaFusedPass {
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  const float *g = nullptr, *beta = nullptr, *s0 = nullptr;
+  void *o = nullptr, *A = nullptr, *Aqk = nullptr;
+  float *s_end = nullptr;
+};
+/// gated_delta_rule's tensor-core forward in one kernel on warpgroup MMA (sm_90a): the WY
+/// representation, the state, v_new and the output of every chunk of a sequence in order, the
+/// same intermediates rounded to the input type as launch_chunk_delta_wy_tc then
+/// launch_chunk_gla_state_tc with row factors. K, V of 64 or 128.
+void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                 const ChunkDims &d);
+
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
 /// dh, their gradients after it [NC, H, K, V], v_new and dv2 [B*T, H, V] (the sequential kernel's,

@@ -740,14 +740,17 @@ struct LowerInverse {
 
 /// A = (I + A0)^-1 of the unit lower triangular I + A0 (a0 strictly lower, zero elsewhere), in
 /// fp32, every entry (i, j) also handed to put(i, j, A_ij) once final (zeros above the diagonal
-/// included): the four 16-row diagonal blocks by forward substitution, a warp a block and a lane
-/// a column held in registers; then the blocks below them one block diagonal at a time, P_IJ =
-/// sum_{J <= M < I} A0_IM A_MJ and A_IJ = -A_II P_IJ, a thread four adjacent entries of a row.
-/// Called by the whole block (at least 192 threads); ends synchronised.
-template <int LF, class Put>
-__device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put) {
+/// included, when the group has more than four warps): the four 16-row diagonal blocks by forward
+/// substitution, a warp a block and a lane a column held in registers; then the blocks below them
+/// one block diagonal at a time, P_IJ = sum_{J <= M < I} A0_IM A_MJ and A_IJ = -A_II P_IJ, a
+/// thread four adjacent entries of a row. Called by a group of `threads` threads (at least 128,
+/// a multiple of 32; `tid` this thread's place in it), synchronised by `sync`: by default the
+/// whole block and __syncthreads. Ends synchronised.
+template <int LF, class Put, class Sync>
+__device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put, int tid,
+                                   int threads, Sync sync) {
   constexpr int BLOCKS = C / SUB;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int warp = tid / 32, lane = tid % 32;
   if (warp < BLOCKS && lane < SUB) { // diagonal block `warp`, column lane
     const int r0 = SUB * warp, jj = lane;
     float x[SUB];
@@ -765,19 +768,19 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
       put(r0 + i, r0 + jj, x[i]);
     }
   } else if (warp >= BLOCKS) { // the zeros above the diagonal blocks
-    for (int e = tid - 32 * BLOCKS; e < C * C; e += blockDim.x - 32 * BLOCKS) {
+    for (int e = tid - 32 * BLOCKS; e < C * C; e += threads - 32 * BLOCKS) {
       const int i = e / C, j = e % C;
       if (j / SUB > i / SUB)
         put(i, j, 0.0f);
     }
   }
-  __syncthreads();
+  sync();
 #pragma unroll
   for (int dist = 1; dist < BLOCKS; ++dist) {
-    const int b = tid / 64, r = (tid % 64) / 4, c0 = 4 * (tid % 4);
-    const int I = b + dist, J = b;
-    const bool mine = b < BLOCKS - dist;
-    if (mine) { // P_IJ, row r, columns c0..c0 + 3
+    // (block b of the diagonal, row r, columns c0..c0 + 3) of each of the group's items
+    for (int item = tid; item < (BLOCKS - dist) * 64; item += threads) {
+      const int b = item / 64, r = (item % 64) / 4, c0 = 4 * (item % 4);
+      const int I = b + dist, J = b; // P_IJ, row r, columns c0..c0 + 3
       float4 p = {0, 0, 0, 0};
 #pragma unroll
       for (int m = 0; m < SUB * dist; ++m) {
@@ -787,8 +790,10 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
       }
       *reinterpret_cast<float4 *>(&s.part[b][r][c0]) = p;
     }
-    __syncthreads();
-    if (mine) { // A_IJ = -A_II P_IJ (A_II zero above its diagonal)
+    sync();
+    for (int item = tid; item < (BLOCKS - dist) * 64; item += threads) {
+      const int b = item / 64, r = (item % 64) / 4, c0 = 4 * (item % 4);
+      const int I = b + dist, J = b; // A_IJ = -A_II P_IJ (A_II zero above its diagonal)
       float4 y = {0, 0, 0, 0};
 #pragma unroll
       for (int m = 0; m < SUB; ++m) {
@@ -803,8 +808,13 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
       for (int u = 0; u < 4; ++u)
         put(SUB * I + r, SUB * J + c0 + u, out[u]);
     }
-    __syncthreads();
+    sync();
   }
+}
+/// unit_lower_inverse by the whole block (at least 192 threads).
+template <int LF, class Put>
+__device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put) {
+  unit_lower_inverse(a0, s, put, threadIdx.x, blockDim.x, [] { __syncthreads(); });
 }
 
 /// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by

@@ -74,14 +74,15 @@ template <int N> __device__ inline void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-/// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K: A K-major; B K-major
-/// (B_MN false: B's tile holds N rows of K) or MN-major (B_MN true); `accumulate` false
+/// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K: A K-major (A_MN false) or
+/// MN-major (A_MN true: A = M^T for M stored by rows k, as k^T in the state's update k^T v); B
+/// K-major (B_MN false: B's tile holds N rows of K) or MN-major (B_MN true); `accumulate` false
 /// overwrites D.
-template <class T, bool B_MN>
+template <class T, bool B_MN, bool A_MN = false>
 __device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t b,
                                  bool accumulate) {
   static_assert(sizeof(T) == 2, "16-bit operands");
-  constexpr int TRANS_B = B_MN ? 1 : 0;
+  constexpr int TRANS_A = A_MN ? 1 : 0, TRANS_B = B_MN ? 1 : 0;
 #define RULEPROOF_WGMMA_D                                                                          \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),     \
@@ -94,15 +95,15 @@ __device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t 
   if constexpr (std::is_same_v<T, __nv_bfloat16>)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " RULEPROOF_WGMMA_REGS
-                 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
                  : RULEPROOF_WGMMA_D
-                 : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)), "n"(TRANS_B));
+                 : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)), "n"(TRANS_A), "n"(TRANS_B));
   else
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " RULEPROOF_WGMMA_REGS
-                 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
                  : RULEPROOF_WGMMA_D
-                 : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)), "n"(TRANS_B));
+                 : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)), "n"(TRANS_A), "n"(TRANS_B));
 #undef RULEPROOF_WGMMA_D
 #undef RULEPROOF_WGMMA_REGS
 }

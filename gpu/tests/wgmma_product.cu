@@ -1,6 +1,6 @@
 // ruleproof: wgmma_tile_product_kernel, one warpgroup's D = A B^T (64 x 64, K = 128) by eight
-// m64n64k16 wgmma from the layouts of gpu/detail/wgmma.cuh. CPU reference: the exact product
-// in gpu/tests/wgmma_tests.cpp (exact_product).
+// m64n64k16 wgmma from the layouts of gpu/detail/wgmma.cuh (A and B each K-major or MN-major). CPU
+// reference: the exact product in gpu/tests/wgmma_tests.cpp (exact_product).
 #include "gpu/tests/wgmma_product.hpp"
 
 #include <cuda_runtime.h>
@@ -16,7 +16,7 @@ namespace {
 
 using namespace detail;
 
-template <class T, bool B_MN>
+template <class T, bool B_MN, bool A_MN>
 __global__ void __launch_bounds__(128)
     wgmma_tile_product_kernel(const T *a, const T *bt, float *d, bool swapped) {
   constexpr int M = WGMMA_M, N = WGMMA_N, K = WGMMA_K;
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(128)
   extern __shared__ __align__(128) unsigned char shared_bytes[];
   T *sa = reinterpret_cast<T *>(shared_bytes), *sb = sa + 3 * M * K;
   for (int e = threadIdx.x; e < M * K; e += blockDim.x)
-    sa[wgmma::k_major_at<M>(e / K, e % K)] = a[e];
+    sa[A_MN ? wgmma::mn_major_at<K>(e / K, e % K) : wgmma::k_major_at<M>(e / K, e % K)] = a[e];
   for (int e = threadIdx.x; e < N * K; e += blockDim.x)
     sb[B_MN ? wgmma::mn_major_at<K>(e / K, e % K) : wgmma::k_major_at<N>(e / K, e % K)] = bt[e];
   wgmma::fence_shared_for_async();
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(128)
   wgmma::fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
-    std::uint64_t da = wgmma::k_major<M>(sa, k0);
+    std::uint64_t da = A_MN ? wgmma::mn_major<K>(sa, k0) : wgmma::k_major<M>(sa, k0);
     std::uint64_t db = B_MN ? wgmma::mn_major<K>(sb, k0) : wgmma::k_major<N>(sb, k0);
     if (swapped) { // the two offsets, bits 16-29 and 32-45, each in the other's place
       const auto swap = [](std::uint64_t x) {
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128)
       da = swap(da);
       db = swap(db);
     }
-    wgmma::m64n64k16<T, B_MN>(acc, da, db, true);
+    wgmma::m64n64k16<T, B_MN, A_MN>(acc, da, db, true);
   }
   wgmma::commit();
   wgmma::wait<0>();
@@ -74,8 +74,11 @@ std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<st
   cuda_ok(cudaMemcpy(da, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "copy A");
   cuda_ok(cudaMemcpy(db, bt.data(), bt.size() * 2, cudaMemcpyHostToDevice), "copy Bt");
   const int bytes = 3 * (M + N) * K * 2;
-  auto *kernel =
-      layout.b_mn_major ? wgmma_tile_product_kernel<T, true> : wgmma_tile_product_kernel<T, false>;
+  auto *kernel = layout.a_mn_major
+                     ? (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, true>
+                                          : wgmma_tile_product_kernel<T, false, true>)
+                     : (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, false>
+                                          : wgmma_tile_product_kernel<T, false, false>);
   cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
           "shared memory");
   kernel<<<1, 128, bytes>>>(da, db, dd, layout.offsets_swapped);

@@ -9,10 +9,11 @@ namespace ruleproof::gpu::test {
 
 constexpr int WGMMA_M = 64, WGMMA_N = 64, WGMMA_K = 128;
 
-/// How the product reads its right factor, and whether its descriptors carry the core matrices'
-/// two offsets each in the other's field (a deliberate error, which the test must see).
+/// How the product reads its left and right factors, and whether its descriptors carry the core
+/// matrices' two offsets each in the other's field (a deliberate error, which the test must see).
 struct WgmmaLayout {
   bool b_mn_major = false;
+  bool a_mn_major = false; ///< A held MN-major (its tile by columns, as k^T of the state's update)
   bool offsets_swapped = false;
 };
 

@@ -1,0 +1,475 @@
+// ruleproof: gated_delta_rule's forward in one kernel on warpgroup MMA (sm_90a):
+// chunk_delta_fused_tc_kernel. The WY representation, the state, v_new and the output of each
+// chunk, the chunks of a sequence in order, with nothing between them written to memory. The
+// CPU reference, one grep away: reference/kda/chunk.hpp (chunk_wy_fwd: chunk_scaled_dot_kkt,
+// solve_tril, recompute_w_u; chunk_delta_fwd_h; chunk_fwd_o), seed 003's forward steps 1-5, with
+// the gate repeated over the keys (reference/kda/variant.hpp). It computes what the two kernels of
+// gpu/chunk_delta_tc.cu (the lean WY kernel, then chunk_gla_state_tc with w and row factors)
+// compute, rounding the same intermediates to the input type at the same places: Aqk, A, beta k
+// e^{g_cum}, beta v, w, u, the state's copy at a chunk's start, v_new and v_end; the products' sums
+// are wgmma's fp32 sums in place of mma.sync's. Taken by RULEPROOF_DELTA_FORWARD=fused: the two
+// kernels stay the default, since this one is not yet faster (0.532-0.543 ms against 0.517-0.528
+// ms on an H200 at B 4, T 4096, H 16, K = V = 128, bf16) and compute-sanitizer's racecheck reports
+// read-after-write hazards on u between the WY and state warpgroups that are not explained
+// (reports/gpu/tensor_core.md, "gated_delta_rule's forward in one kernel").
+//
+// Per chunk of n <= 64 rows (g_cum its local cumulative gate, gl = g_cum of its last row):
+//   Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
+//   A0_ij  = beta_i (k k^T)_ij e^{g_cum_i - g_cum_j} (j < i)     A = (I + A0)^-1
+//   w = A (beta k . e^{g_cum})    u = A (beta v)    v_new = u - w h
+//   o = scale e^{g_cum} (q h) + Aqk v_new    h' = e^{gl} h + k^T (v_new . e^{gl - g_cum})
+//
+// A block takes one sequence, one head and 64 of the values' columns (grid N x H x V / 64), four
+// warpgroups in three roles:
+//   state (warpgroup 0): h (K x 64, fp32) in wgmma accumulators; at chunk c, v_new = u - w h, then
+//     h's decay and update, then h's copy in the input type for chunk c + 1;
+//   output (warpgroup 1): chunk c's q h and q k^T (Aqk), then, once v_new is in, Aqk v_new, and
+//     the output's store;
+//   WY (warpgroups 2 and 3): while the others work on chunk c, chunk c + 1's gates, A0, the solve
+//     (fp32, unit_lower_inverse by these two alone), A, w and u; and the copies of the tiles that
+//     come next (cp.async): q of chunk c + 1, k and the gates of chunk c + 2 (the first), v of
+//     chunk c + 2 once u's product is done with v of chunk c + 1 (the second).
+// Each role runs its own loop over the chunks, so that the registers of one (the state's 64
+// accumulators) are not held through another's code, and the roles meet once a chunk at barrier 0
+// from their own instructions (barrier.sync without .aligned); inside a chunk, named barriers: the
+// output warpgroup waits for v_new (V_NEW_BARRIER), and the state warpgroup waits for the output's
+// reads of h before it writes h's next copy (H_FREE_BARRIER). Every shared tile is held in wgmma's
+// core-matrix layout without swizzle (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is
+// at k_major_at<R>(row, col), which serves as a K-major operand read along its columns and as an
+// MN-major one read along its rows (k^T in h's update, h and v_new as right factors). 229 KB of
+// shared memory at K = 128, one block an SM.
+#include <cstdint>
+
+#include "detail/chunk_device.cuh" // at_v, at_state, at_score, sequence_chunk_rows, check,
+                                   // allow_shared_memory, with_sizes, C
+#include "detail/delta_launch.hpp"
+#include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
+#include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
+#include "detail/wgmma.cuh"
+
+namespace ruleproof::gpu::detail {
+
+namespace {
+
+using namespace tc;
+
+constexpr int FUSED_BV = 64;                          // the values' columns of a block
+constexpr int WARPGROUP = 128;                        // threads of a warpgroup
+constexpr int STATE_WG = 0, OUTPUT_WG = 1, WY_WG = 2; // the WY's: warpgroups 2 and 3
+constexpr int WY_THREADS = 2 * WARPGROUP, FUSED_THREADS = 2 * WARPGROUP + WY_THREADS;
+constexpr int STATE_BARRIER = 1, WY_BARRIER = 2, OUTPUT_BARRIER = 3; // each role's own
+constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgroups, 256 threads
+
+/// Element (r, c) of a tile of R rows stored by rows, in wgmma's core-matrix layout.
+template <int R> __device__ inline int tile_at(int r, int c) { return wgmma::k_major_at<R>(r, c); }
+
+template <class T, int K> struct alignas(16) FusedShared {
+  static constexpr int BV = FUSED_BV;
+  T k[3][C * K];   // chunks c (h's update, Aqk), c + 1 (its WY) and c + 2 (on its way)
+  T q[2][C * K];   // chunks c and c + 1
+  T v[C * BV];     // chunk c + 1's values, then beta v: u's right factor
+  T w[2][C * K];   // chunks c and c + 1
+  T u[2][C * BV];  // chunks c and c + 1
+  T h[K * BV];     // the state at chunk c's start, in the input type
+  T v_new[C * BV]; // u - w h, the output's right factor
+  T v_end[C * BV]; // v_new . e^{gl - g_cum}, h's update's right factor
+  T aqk[C * C];    // the output warpgroup's scores
+  T a16[C * C];    // A in the input type
+  union {          // the WY warpgroups': A0 until the solve ends, then beta k e^{g_cum}
+    float a0[C][C + 1];
+    T bk[C * K];
+  } f;
+  LowerInverse solve;
+  float g_raw[3][C], beta[3][C];                               // as k: chunks c, c + 1, c + 2
+  float g_cum[2][C], row_up[2][C], row_to_end[2][C], decay[2]; // chunks c and c + 1
+};
+
+/// Starts copying rows [0, valid) of a tile of ROWS x COLS 16-bit values (row r from src + r *
+/// stride) into dst's core-matrix layout, rows past `valid` zero; by one warpgroup (tid its
+/// place), a thread 16 bytes at a time, neighbouring threads neighbouring rows.
+template <int ROWS, int COLS, class T>
+__device__ void copy_tile(T *dst, const T *src, long stride, int valid, int tid) {
+#pragma unroll 4
+  for (int e = tid; e < ROWS * (COLS / 8); e += WARPGROUP) {
+    const int r = e % ROWS, c0 = (e / ROWS) * 8;
+    mma::copy_async<16>(dst + tile_at<ROWS>(r, c0), src + (r < valid ? r : 0) * stride + c0,
+                        r >= valid);
+  }
+}
+
+/// D (64 x 64) = sum over `steps` 16-deep steps of A B, issued (not waited for): a(k0) and b(k0)
+/// the descriptors of step k0.
+template <class T, bool B_MN, bool A_MN = false, class DescA, class DescB>
+__device__ inline void issue_product(float (&d)[32], int depth, DescA a, DescB b, bool accumulate) {
+#pragma unroll
+  for (int k0 = 0; k0 < depth; k0 += 16)
+    wgmma::m64n64k16<T, B_MN, A_MN>(d, a(k0), b(k0), accumulate || k0 > 0);
+}
+
+/// A chunk's g_cum at this thread's two rows and sixteen columns of a 64 x 64 accumulator, read
+/// once: decay(e) = e^{g_cum_i - g_cum_j} of its entry e (one exp each).
+struct AccGates {
+  float row[2], col[8][2];
+  __device__ explicit AccGates(const float *g_cum) {
+    row[0] = g_cum[wgmma::d_row(0)];
+    row[1] = g_cum[wgmma::d_row(2)];
+#pragma unroll
+    for (int t = 0; t < 8; ++t)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        col[t][u] = g_cum[wgmma::d_col(4 * t + u)];
+  }
+  __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
+};
+
+template <class In, int K, int V>
+__global__ void __launch_bounds__(FUSED_THREADS, 1)
+    chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d) {
+  using S = FusedShared<In, K>;
+  constexpr int BV = FUSED_BV;
+  extern __shared__ __align__(128) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int n_seq = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * BV;
+  const int wg = min(int(threadIdx.x) / WARPGROUP, WY_WG), tid = threadIdx.x % WARPGROUP;
+  const int wy_tid = threadIdx.x - WY_WG * WARPGROUP; // the WY warpgroups' place (0..255)
+  const bool wy_first = wy_tid < WARPGROUP;           // the first WY warpgroup
+  const int chunks = t.seq_first_chunk[n_seq + 1] - t.seq_first_chunk[n_seq];
+  const int seq_bos = t.seq_bos[n_seq], seq_eos = t.seq_eos[n_seq];
+  const auto rows_of = [&](int c) { return sequence_chunk_rows(seq_bos, seq_eos, c); };
+  const In *q = static_cast<const In *>(p.q), *k = static_cast<const In *>(p.k),
+           *v = static_cast<const In *>(p.v);
+  const long keys = static_cast<long>(d.H) * K, values = static_cast<long>(d.H) * V;
+  const auto row_at = [&](ChunkRows rows) { return static_cast<long>(rows.bos) * d.H + hd; };
+
+  // -- the WY warpgroups' copies (each by one of them): chunk c's keys and gates, its values, and
+  //    its queries
+  const auto copy_keys = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    copy_tile<C, K>(s.k[c % 3], k + row_at(rows) * K, keys, rows.n, tid);
+    if (tid < C) {
+      const long at = row_at(rows) + static_cast<long>(tid < rows.n ? tid : 0) * d.H;
+      mma::copy_async<4>(&s.g_raw[c % 3][tid], p.g + at, tid >= rows.n);
+      mma::copy_async<4>(&s.beta[c % 3][tid], p.beta + at, tid >= rows.n);
+    }
+  };
+  const auto copy_values = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    copy_tile<C, BV>(s.v, v + row_at(rows) * V + v0, values, rows.n, tid);
+  };
+  const auto copy_queries = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    copy_tile<C, K>(s.q[c % 2], q + row_at(rows) * K, keys, rows.n, tid);
+  };
+
+  // -- chunk c's WY representation (the two WY warpgroups, meeting at WY_BARRIER): the first
+  //    makes k k^T while the second makes the gates and, once its copy of v is in, beta v; both
+  //    make A0, solve, and make A and beta k e^{g_cum}; then the first makes w, the second u
+  const auto wy = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    const int n = rows.n, s3 = c % 3, s2 = c % 2;
+    const In *kt = s.k[s3];
+    const auto sync = [] { mma::barrier_sync(WY_BARRIER, WY_THREADS); };
+    if (wy_first) { // k k^T, its strictly lower part, into A0's place
+      float kk[32] = {};
+      wgmma::fence();
+      issue_product<In, false>(
+          kk, K, [&](int k0) { return wgmma::k_major<C>(kt, k0); },
+          [&](int k0) { return wgmma::k_major<C>(kt, k0); }, false);
+      wgmma::commit();
+      wgmma::wait<0>();
+#pragma unroll
+      for (int e = 0; e < 32; ++e) {
+        const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+        s.f.a0[i][j] = j < i ? kk[e] : 0.0f;
+      }
+    } else {
+      if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
+                      // past n: gl's, their gates zero), their factors, and e^{gl}
+        const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
+        float sum = g0 + g1;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset *= 2) {
+          const float before = __shfl_up_sync(0xffffffffu, sum, offset);
+          if (tid >= offset)
+            sum += before;
+        }
+        const float gl = __shfl_sync(0xffffffffu, sum, 31);
+        const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
+        const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          s.g_cum[s2][2 * tid + u] = gi[u];
+          s.row_up[s2][2 * tid + u] = expf(gi[u]);
+          s.row_to_end[s2][2 * tid + u] = expf(gl - gi[u]);
+        }
+        if (tid == 0)
+          s.decay[s2] = expf(gl);
+      }
+      // beta v, u's right factor, in place: each thread the 16-byte pieces it copied itself
+      // (copy_tile's places), once its copy (its only one in flight) is in
+      mma::wait_copies();
+      for (int e = tid; e < C * (BV / 8); e += WARPGROUP) {
+        const int i = e % C, at = tile_at<C>(i, 8 * (e / C));
+        alignas(16) In x[8];
+        *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&s.v[at]);
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          x[u] = to<In>(s.beta[s3][i] * val(x[u]));
+        *reinterpret_cast<uint4 *>(&s.v[at]) = *reinterpret_cast<const uint4 *>(x);
+      }
+    }
+    sync();                                            // k k^T and the gates are in
+    for (int e = wy_tid; e < C * C; e += WY_THREADS) { // A0 = Diag(beta) (k k^T) . D in place
+      const int i = e / C, j = e % C;
+      if (j < i)
+        s.f.a0[i][j] = s.beta[s3][i] * s.f.a0[i][j] * fast_exp(s.g_cum[s2][i] - s.g_cum[s2][j]);
+    }
+    sync();
+    unit_lower_inverse(
+        s.f.a0, s.solve, [](int, int, float) {}, wy_tid, WY_THREADS, sync);
+    In *A = static_cast<In *>(p.A); // (the solve ends synchronised: A0's place is free)
+    for (int e = wy_tid; e < C * (C / 8); e += WY_THREADS) { // A in the input type, 8 a store
+      const int i = e % C, j0 = 8 * (e / C);
+      alignas(16) In y[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
+      *reinterpret_cast<uint4 *>(&s.a16[tile_at<C>(i, j0)]) = *reinterpret_cast<const uint4 *>(y);
+      if (A && v0 == 0 && i < n)
+        *reinterpret_cast<uint4 *>(A + at_score(rows.bos + i, hd, j0, d)) =
+            *reinterpret_cast<const uint4 *>(y);
+    }
+    for (int e = wy_tid; e < C * (K / 8); e += WY_THREADS) { // beta k e^{g_cum}, w's right factor
+      const int i = e % C, c0 = 8 * (e / C), at = tile_at<C>(i, c0);
+      alignas(16) In x[8];
+      *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&kt[at]);
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        x[u] = to<In>(s.beta[s3][i] * val(x[u]) * s.row_up[s2][i]);
+      *reinterpret_cast<uint4 *>(&s.f.bk[at]) = *reinterpret_cast<const uint4 *>(x);
+    }
+    wgmma::fence_shared_for_async();
+    sync();
+    // w = A (beta k e^{g_cum}) by 64 keys at a time (the first warpgroup), u = A (beta v) (the
+    // second), one product's accumulators at a time
+#pragma unroll
+    for (int m = 0; m < K / 64; ++m) {
+      const bool is_u = !wy_first;
+      if (is_u && m > 0)
+        break;
+      float acc[32] = {};
+      wgmma::fence();
+      issue_product<In, true>(
+          acc, C, [&](int k0) { return wgmma::k_major<C>(s.a16, k0); },
+          [&](int k0) { return wgmma::mn_major<C>(is_u ? s.v : &s.f.bk[64 * C * m], k0); }, false);
+      wgmma::commit();
+      wgmma::wait<0>();
+#pragma unroll
+      for (int e = 0; e < 32; e += 2) {
+        const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+        *reinterpret_cast<std::uint32_t *>(is_u ? &s.u[s2][tile_at<C>(i, j)]
+                                                : &s.w[s2][tile_at<C>(i, 64 * m + j)]) =
+            mma::pack_rounded<In>(acc[e], acc[e + 1]);
+      }
+    }
+  };
+
+  // -- the state (the state warpgroup): keys [64 m, +64) of the block's columns in state[m]
+  float state[K / 64][32];
+  // h's copy in the input type, for the next chunk's products
+  const auto copy_state = [&] {
+#pragma unroll
+    for (int m = 0; m < K / 64; ++m)
+#pragma unroll
+      for (int e = 0; e < 32; e += 2)
+        *reinterpret_cast<std::uint32_t *>(
+            &s.h[tile_at<K>(64 * m + wgmma::d_row(e), wgmma::d_col(e))]) =
+            mma::pack_rounded<In>(state[m][e], state[m][e + 1]);
+    wgmma::fence_shared_for_async();
+  };
+  const auto state_step = [&](int c) {
+    const int s3 = c % 3, s2 = c % 2;
+    float vacc[32] = {};
+    wgmma::fence();
+    issue_product<In, true>(
+        vacc, K, [&](int k0) { return wgmma::k_major<C>(s.w[s2], k0); },
+        [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
+    wgmma::commit();
+    const float to_end[2] = {s.row_to_end[s2][wgmma::d_row(0)], s.row_to_end[s2][wgmma::d_row(2)]};
+    wgmma::wait<0>();
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) { // v_new = u - w h, and v_end = v_new . e^{gl - g_cum}
+      const int at = tile_at<C>(wgmma::d_row(e), wgmma::d_col(e));
+      const float f = to_end[(e % 4) / 2];
+      const float y0 = val(s.u[s2][at]) - vacc[e], y1 = val(s.u[s2][at + 1]) - vacc[e + 1];
+      *reinterpret_cast<std::uint32_t *>(&s.v_new[at]) = mma::pack_rounded<In>(y0, y1);
+      *reinterpret_cast<std::uint32_t *>(&s.v_end[at]) = mma::pack_rounded<In>(f * y0, f * y1);
+    }
+    wgmma::fence_shared_for_async();
+    mma::barrier_arrive(V_NEW_BARRIER, 2 * WARPGROUP); // the output may read v_new
+    mma::barrier_sync(STATE_BARRIER, WARPGROUP);       // every row of v_end is in
+    const float decay = s.decay[s2];
+#pragma unroll
+    for (int m = 0; m < K / 64; ++m)
+#pragma unroll
+      for (int e = 0; e < 32; ++e)
+        state[m][e] *= decay;
+    wgmma::fence();
+#pragma unroll
+    for (int m = 0; m < K / 64; ++m) // h' = e^{gl} h + k^T v_end
+      issue_product<In, true, true>(
+          state[m], C, [&](int k0) { return wgmma::mn_major<C>(&s.k[s3][64 * C * m], k0); },
+          [&](int k0) { return wgmma::mn_major<C>(s.v_end, k0); }, true);
+    wgmma::commit();
+    wgmma::wait<0>();
+    mma::barrier_sync(H_FREE_BARRIER, 2 * WARPGROUP); // the output is done with h
+    copy_state();
+  };
+
+  // -- chunk c's output (the output warpgroup)
+  In *o = static_cast<In *>(p.o), *Aqk = static_cast<In *>(p.Aqk);
+  const auto output_step = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    const int s3 = c % 3, s2 = c % 2;
+    float oacc[32] = {}, sacc[32] = {};
+    wgmma::fence();
+    issue_product<In, true>(
+        oacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
+        [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
+    wgmma::commit();
+    issue_product<In, false>(
+        sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
+        [&](int k0) { return wgmma::k_major<C>(s.k[s3], k0); }, false);
+    wgmma::commit();
+    const AccGates gates(s.g_cum[s2]);
+    const float up[2] = {d.scale * s.row_up[s2][wgmma::d_row(0)],
+                         d.scale * s.row_up[s2][wgmma::d_row(2)]};
+    wgmma::wait<1>();                                   // q h is done
+    mma::barrier_arrive(H_FREE_BARRIER, 2 * WARPGROUP); // h's place may take the next copy
+    wgmma::wait<0>();
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) { // Aqk, and o's state term scaled by scale e^{g_cum}
+      const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+      const auto score = [&](int u) {
+        return j + u <= i ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
+      };
+      const std::uint32_t pair = mma::pack_rounded<In>(score(0), score(1));
+      *reinterpret_cast<std::uint32_t *>(&s.aqk[tile_at<C>(i, j)]) = pair;
+      if (Aqk && v0 == 0 && i < rows.n)
+        *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) = pair;
+      oacc[e] *= up[(e % 4) / 2];
+      oacc[e + 1] *= up[(e % 4) / 2];
+    }
+    wgmma::fence_shared_for_async();
+    mma::barrier_sync(OUTPUT_BARRIER, WARPGROUP);    // every row of Aqk is in
+    mma::barrier_sync(V_NEW_BARRIER, 2 * WARPGROUP); // and v_new
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the output takes u for
+                             // v_new in its scores' term
+    const In *right = s.u[s2];
+#else
+    const In *right = s.v_new;
+#endif
+    wgmma::fence();
+    issue_product<In, true>(
+        oacc, C, [&](int k0) { return wgmma::k_major<C>(s.aqk, k0); },
+        [&](int k0) { return wgmma::mn_major<C>(right, k0); }, true);
+    wgmma::commit();
+    wgmma::wait<0>();
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+      const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+      if (i < rows.n)
+        *reinterpret_cast<std::uint32_t *>(o + at_v(rows.bos + i, hd, v0 + j, d)) =
+            mma::pack_rounded<In>(oacc[e], oacc[e + 1]);
+    }
+  };
+
+  // -- the chunks in order: step c works on chunk c (state, output) and c + 1 (WY). Each role
+  //    runs its own loop (so that one role's registers are not kept live through another's), and
+  //    the roles meet once a step at barrier 0 from their own instructions: barrier.sync without
+  //    .aligned, which lets threads reach it from different places. The first WY warpgroup copies
+  //    each chunk's keys, gates and queries, the second its values.
+  const auto step_done = [] { asm volatile("barrier.sync 0;\n" ::: "memory"); };
+  if (wg == STATE_WG) {
+#pragma unroll
+    for (int m = 0; m < K / 64; ++m)
+#pragma unroll
+      for (int e = 0; e < 32; ++e)
+        state[m][e] =
+            p.s0 ? p.s0[at_state(n_seq, hd, 64 * m + wgmma::d_row(e), v0 + wgmma::d_col(e), d)]
+                 : 0.0f;
+    copy_state();
+    step_done(); // the state's first copy is in
+    step_done(); // chunk 0's WY factors are in
+    for (int c = 0; c < chunks; ++c) {
+      state_step(c);
+      step_done();
+    }
+    if (p.s_end)
+#pragma unroll
+      for (int m = 0; m < K / 64; ++m)
+#pragma unroll
+        for (int e = 0; e < 32; ++e)
+          p.s_end[at_state(n_seq, hd, 64 * m + wgmma::d_row(e), v0 + wgmma::d_col(e), d)] =
+              state[m][e];
+  } else if (wg == OUTPUT_WG) {
+    step_done();
+    step_done();
+    for (int c = 0; c < chunks; ++c) {
+      output_step(c);
+      step_done();
+    }
+  } else {
+    if (wy_first && chunks > 0) {
+      copy_keys(0);
+      mma::commit_copies();
+      mma::wait_copies();
+      wgmma::fence_shared_for_async();
+    } else if (chunks > 0) { // chunk 0's values, waited for inside wy(0)
+      copy_values(0);
+      mma::commit_copies();
+    }
+    step_done(); // chunk 0's keys and gates are in
+    for (int c = -1; c < chunks; ++c) {
+      if (wy_first) {
+        if (c + 2 < chunks)
+          copy_keys(c + 2);
+        if (c + 1 < chunks)
+          copy_queries(c + 1);
+        mma::commit_copies();
+      }
+      if (c + 1 < chunks)
+        wy(c + 1);
+      if (wy_first) {
+        mma::wait_copies();
+        wgmma::fence_shared_for_async();
+      } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v
+        copy_values(c + 2);
+        mma::commit_copies();
+      }
+      step_done(); // chunk c + 1's tiles, WY factors and state copy are in
+    }
+  }
+}
+
+template <class In, int K, int V>
+void launch_fused(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(FusedShared<In, K>));
+  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V>;
+  allow_shared_memory(kernel, bytes, "chunk_delta_fused_tc_kernel");
+  kernel<<<dim3(t.N, d.H, V / FUSED_BV), FUSED_THREADS, bytes>>>(p, t, d);
+}
+
+} // namespace
+
+void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                 const ChunkDims &d) {
+  if (t.N == 0)
+    return;
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    launch_fused<decltype(y), decltype(ks)::value, decltype(vs)::value>(p, t, d);
+  });
+  check("chunk_delta_fused_tc_kernel");
+}
+
+} // namespace ruleproof::gpu::detail
