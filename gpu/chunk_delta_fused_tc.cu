@@ -8,10 +8,9 @@
 // compute, rounding the same intermediates to the input type at the same places: Aqk, A, beta k
 // e^{g_cum}, beta v, w, u, the state's copy at a chunk's start, v_new and v_end; the products' sums
 // are wgmma's fp32 sums in place of mma.sync's. Taken by RULEPROOF_DELTA_FORWARD=fused: the two
-// kernels stay the default, since this one is not yet faster (0.532-0.543 ms against 0.517-0.528
-// ms on an H200 at B 4, T 4096, H 16, K = V = 128, bf16) and compute-sanitizer's racecheck reports
-// read-after-write hazards on u between the WY and state warpgroups that are not explained
-// (reports/gpu/tensor_core.md, "gated_delta_rule's forward in one kernel").
+// kernels stay the default, since this one is not yet faster (0.535 ms against 0.517-0.518 ms on
+// an H200 at B 4, T 4096, H 16, K = V = 128, bf16; reports/gpu/tensor_core.md, "gated_delta_rule's
+// forward in one kernel").
 //
 // Per chunk of n <= 64 rows (g_cum its local cumulative gate, gl = g_cum of its last row):
 //   Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
@@ -32,12 +31,14 @@
 // Each role runs its own loop over the chunks, so that the registers of one (the state's 64
 // accumulators) are not held through another's code, and the roles meet once a chunk at barrier 0
 // from their own instructions (barrier.sync without .aligned); inside a chunk, named barriers: the
-// output warpgroup waits for v_new (V_NEW_BARRIER), and the state warpgroup waits for the output's
-// reads of h before it writes h's next copy (H_FREE_BARRIER). Every shared tile is held in wgmma's
-// core-matrix layout without swizzle (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is
-// at k_major_at<R>(row, col), which serves as a K-major operand read along its columns and as an
-// MN-major one read along its rows (k^T in h's update, h and v_new as right factors). 229 KB of
-// shared memory at K = 128, one block an SM.
+// output warpgroup waits for v_new (V_NEW_BARRIER), the state warpgroup for the output's reads of
+// h before it writes h's next copy (H_FREE_BARRIER), and for the WY warpgroups' w and u of its
+// chunk (WY_DONE_BARRIER: they arrive a step before; without it, barrier 0 alone between them,
+// racecheck reported the state's reads of u as racing with the WY warpgroups' writes). Every shared
+// tile is held in wgmma's core-matrix layout without swizzle (gpu/detail/wgmma.cuh): a tile of R
+// rows stored by rows is at k_major_at<R>(row, col), which serves as a K-major operand read along
+// its columns and as an MN-major one read along its rows (k^T in h's update, h and v_new as right
+// factors). 229 KB of shared memory at K = 128, one block an SM.
 #include <cstdint>
 
 #include "detail/chunk_device.cuh" // at_v, at_state, at_score, sequence_chunk_rows, check,
@@ -59,6 +60,9 @@ constexpr int STATE_WG = 0, OUTPUT_WG = 1, WY_WG = 2; // the WY's: warpgroups 2 
 constexpr int WY_THREADS = 2 * WARPGROUP, FUSED_THREADS = 2 * WARPGROUP + WY_THREADS;
 constexpr int STATE_BARRIER = 1, WY_BARRIER = 2, OUTPUT_BARRIER = 3; // each role's own
 constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgroups, 256 threads
+// the WY warpgroups arrive once chunk c's w and u are in (in step c - 1), the state warpgroup
+// waits there before it reads them (in step c): 384 threads
+constexpr int WY_DONE_BARRIER = 6;
 
 /// Element (r, c) of a tile of R rows stored by rows, in wgmma's core-matrix layout.
 template <int R> __device__ inline int tile_at(int r, int c) { return wgmma::k_major_at<R>(r, c); }
@@ -289,6 +293,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   };
   const auto state_step = [&](int c) {
     const int s3 = c % 3, s2 = c % 2;
+    mma::barrier_sync(WY_DONE_BARRIER, WY_THREADS + WARPGROUP); // chunk c's w and u are in
     float vacc[32] = {};
     wgmma::fence();
     issue_product<In, true>(
@@ -438,8 +443,11 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
           copy_queries(c + 1);
         mma::commit_copies();
       }
-      if (c + 1 < chunks)
+      if (c + 1 < chunks) {
         wy(c + 1);
+        wgmma::fence_shared_for_async(); // w, read by the state's wgmma
+        mma::barrier_arrive(WY_DONE_BARRIER, WY_THREADS + WARPGROUP);
+      }
       if (wy_first) {
         mma::wait_copies();
         wgmma::fence_shared_for_async();
