@@ -11,7 +11,11 @@
 // backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "detail/delta_launch.hpp"
@@ -127,6 +131,42 @@ bool fused_forward() {
   return fused;
 }
 
+/// RULEPROOF_FUSED_TIMELINE=FILE in the environment: each fused forward (a diagnostic) records
+/// its timeline (DeltaFusedPass::timeline) and appends it to FILE, waiting for its kernel to end:
+/// a line of the FusedEvent names, then a line a chunk reached, its index and block (0, 0, 0)'s SM
+/// cycles at each event since the block began ("nan" for an event not reached).
+const char *fused_timeline_path() {
+  static const char *path = [] {
+    const char *p = std::getenv("RULEPROOF_FUSED_TIMELINE");
+    return p && *p ? p : nullptr;
+  }();
+  return path;
+}
+void append_fused_timeline(const DeviceArray &timeline, const char *path) {
+  const std::vector<float> cycles = timeline.download();
+  std::ofstream out(path, std::ios::app);
+  if (!out)
+    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot open ") + path);
+  out << "chunk";
+  for (const char *name : detail::fused_event_names)
+    out << ' ' << name;
+  out << '\n';
+  for (int c = 0; c < detail::fused_timeline_chunks; ++c) {
+    const float *row = &cycles[static_cast<std::size_t>(c) * detail::fused_timeline_events];
+    bool reached = false;
+    for (int e = 0; e < detail::fused_timeline_events; ++e)
+      reached = reached || !std::isnan(row[e]);
+    if (!reached)
+      continue;
+    out << c;
+    for (int e = 0; e < detail::fused_timeline_events; ++e)
+      out << ' ' << row[e];
+    out << '\n';
+  }
+  if (!out)
+    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot write ") + path);
+}
+
 /// What the tensor-core forward pass gives: the output, or (kda's states alone) the states at
 /// each chunk's start and v_new in the input type; the final state and the fp32 stages when asked.
 struct TcForward {
@@ -173,7 +213,17 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     p.A = keep ? r.saved.A.data() : nullptr;
     p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
     p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
+    DeviceArray timeline;
+    if (fused_timeline_path()) {
+      timeline = output(
+          DType::fp32,
+          {std::size_t(detail::fused_timeline_chunks), std::size_t(detail::fused_timeline_events)},
+          true);
+      p.timeline = f32(timeline);
+    }
     detail::launch_chunk_delta_fused_tc(p, t, d);
+    if (p.timeline)
+      append_fused_timeline(timeline, fused_timeline_path());
     return r;
   }
   TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);

@@ -140,6 +140,14 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const int chunks = t.seq_first_chunk[n_seq + 1] - t.seq_first_chunk[n_seq];
   const int seq_bos = t.seq_bos[n_seq], seq_eos = t.seq_eos[n_seq];
   const auto rows_of = [&](int c) { return sequence_chunk_rows(seq_bos, seq_eos, c); };
+  // the timeline (a diagnostic, DeltaFusedPass::timeline): block (0, 0, 0)'s SM cycles since its
+  // start, each event by one thread of the warpgroup it names
+  const bool timed = p.timeline && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+  const long long started = clock64();
+  const auto mark = [&](int c, FusedEvent event, bool by_this_thread) {
+    if (timed && by_this_thread && c < fused_timeline_chunks)
+      p.timeline[c * fused_timeline_events + event] = static_cast<float>(clock64() - started);
+  };
   const In *q = static_cast<const In *>(p.q), *k = static_cast<const In *>(p.k),
            *v = static_cast<const In *>(p.v);
   const long keys = static_cast<long>(d.H) * K, values = static_cast<long>(d.H) * V;
@@ -173,6 +181,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
     const In *kt = s.k[s3];
     const auto sync = [] { mma::barrier_sync(WY_BARRIER, WY_THREADS); };
+    mark(c, WY_START, wy_tid == 0);
     if (wy_first) { // k k^T, its strictly lower part, into A0's place
       float kk[32] = {};
       wgmma::fence();
@@ -222,15 +231,18 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         *reinterpret_cast<uint4 *>(&s.v[at]) = *reinterpret_cast<const uint4 *>(x);
       }
     }
-    sync();                                            // k k^T and the gates are in
+    sync(); // k k^T and the gates are in
+    mark(c, WY_KK, wy_tid == 0);
     for (int e = wy_tid; e < C * C; e += WY_THREADS) { // A0 = Diag(beta) (k k^T) . D in place
       const int i = e / C, j = e % C;
       if (j < i)
         s.f.a0[i][j] = s.beta[s3][i] * s.f.a0[i][j] * fast_exp(s.g_cum[s2][i] - s.g_cum[s2][j]);
     }
     sync();
+    mark(c, WY_A0, wy_tid == 0);
     unit_lower_inverse(
         s.f.a0, s.solve, [](int, int, float) {}, wy_tid, WY_THREADS, sync);
+    mark(c, WY_SOLVE, wy_tid == 0);
     In *A = static_cast<In *>(p.A); // (the solve ends synchronised: A0's place is free)
     for (int e = wy_tid; e < C * (C / 8); e += WY_THREADS) { // A in the input type, 8 a store
       const int i = e % C, j0 = 8 * (e / C);
@@ -254,6 +266,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     }
     wgmma::fence_shared_for_async();
     sync();
+    mark(c, WY_FACTORS, wy_tid == 0);
     // w = A (beta k e^{g_cum}) by 64 keys at a time (the first warpgroup), u = A (beta v) (the
     // second), one product's accumulators at a time
 #pragma unroll
@@ -276,6 +289,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
             mma::pack_rounded<In>(acc[e], acc[e + 1]);
       }
     }
+    mark(c, wy_first ? WY_W : WY_U, tid == 0);
   };
 
   // -- the state (the state warpgroup): keys [64 m, +64) of the block's columns in state[m]
@@ -294,6 +308,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto state_step = [&](int c) {
     const int s3 = c % 3, s2 = c % 2;
     mma::barrier_sync(WY_DONE_BARRIER, WY_THREADS + WARPGROUP); // chunk c's w and u are in
+    mark(c, STATE_WY_DONE, tid == 0);
     float vacc[32] = {};
     wgmma::fence();
     issue_product<In, true>(
@@ -311,6 +326,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       *reinterpret_cast<std::uint32_t *>(&s.v_end[at]) = mma::pack_rounded<In>(f * y0, f * y1);
     }
     wgmma::fence_shared_for_async();
+    mark(c, STATE_V_NEW, tid == 0);
     mma::barrier_arrive(V_NEW_BARRIER, 2 * WARPGROUP); // the output may read v_new
     mma::barrier_sync(STATE_BARRIER, WARPGROUP);       // every row of v_end is in
     const float decay = s.decay[s2];
@@ -327,8 +343,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
           [&](int k0) { return wgmma::mn_major<C>(s.v_end, k0); }, true);
     wgmma::commit();
     wgmma::wait<0>();
+    mark(c, STATE_UPDATE, tid == 0);
     mma::barrier_sync(H_FREE_BARRIER, 2 * WARPGROUP); // the output is done with h
     copy_state();
+    mark(c, STATE_COPY, tid == 0);
   };
 
   // -- chunk c's output (the output warpgroup)
@@ -366,8 +384,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       oacc[e + 1] *= up[(e % 4) / 2];
     }
     wgmma::fence_shared_for_async();
+    mark(c, OUTPUT_SCORES, tid == 0);
     mma::barrier_sync(OUTPUT_BARRIER, WARPGROUP);    // every row of Aqk is in
     mma::barrier_sync(V_NEW_BARRIER, 2 * WARPGROUP); // and v_new
+    mark(c, OUTPUT_V_NEW, tid == 0);
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the output takes u for
                              // v_new in its scores' term
     const In *right = s.u[s2];
@@ -387,6 +407,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         *reinterpret_cast<std::uint32_t *>(o + at_v(rows.bos + i, hd, v0 + j, d)) =
             mma::pack_rounded<In>(oacc[e], oacc[e + 1]);
     }
+    mark(c, OUTPUT_STORED, tid == 0);
   };
 
   // -- the chunks in order: step c works on chunk c (state, output) and c + 1 (WY). Each role
@@ -409,6 +430,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     for (int c = 0; c < chunks; ++c) {
       state_step(c);
       step_done();
+      mark(c, STATE_END, tid == 0);
     }
     if (p.s_end)
 #pragma unroll
@@ -456,6 +478,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         mma::commit_copies();
       }
       step_done(); // chunk c + 1's tiles, WY factors and state copy are in
+      mark(c + 1, WY_STEP_END, wy_tid == 0);
     }
   }
 }

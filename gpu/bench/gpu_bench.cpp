@@ -336,14 +336,17 @@ int main(int argc, char **argv) {
   app.add_option("--out", out, "JSON of the results (a Markdown table goes beside it)")
       ->capture_default_str();
   app.footer(
-      "Environment (the tensor-core path; all but factors and fused keep an earlier version to "
-      "time):\n"
+      "Environment (the tensor-core path; all but factors, fused and the timeline keep an earlier "
+      "version to time):\n"
       "  RULEPROOF_BWD_FROM_A=0        the delta rules' and gated_oja's backward solves again\n"
       "                                (default: from the forward's saved A)\n"
       "  RULEPROOF_BWD_FROM_A=factors  the delta rules' forward keeps its WY factors too, and\n"
       "                                the backward runs no WY pass (keep_factors)\n"
       "  RULEPROOF_DELTA_FORWARD=fused gated_delta_rule's forward in one kernel on warpgroup\n"
       "                                MMA (a forward keeping no WY factors; new, not default)\n"
+      "  RULEPROOF_FUSED_TIMELINE=FILE with fused: each forward appends its block (0, 0, 0)'s\n"
+      "                                phase times to FILE and waits for its kernel (a\n"
+      "                                diagnostic; gpu/bench/fused_timeline.py reads it)\n"
       "  RULEPROOF_OJA_SPLIT=1|2       gated_oja's output kernel over fewer blocks a chunk (4)\n"
       "  RULEPROOF_WY_KERNEL=two       gated_delta_rule's WY kernel of two blocks an SM\n"
       "  RULEPROOF_STATE_OUTPUT=own    the sequential kernel without its output warps");

@@ -91,7 +91,38 @@ struct DeltaFusedPass {
   const float *g = nullptr, *beta = nullptr, *s0 = nullptr;
   void *o = nullptr, *A = nullptr, *Aqk = nullptr;
   float *s_end = nullptr;
+  /// a diagnostic, optional: [fused_timeline_chunks, fused_timeline_events] fp32, block (0, 0,
+  /// 0)'s SM cycles since its start at the end of each of its phases (FusedEvent) in each of its
+  /// first chunks; NaN where not reached
+  float *timeline = nullptr;
 };
+/// The phases whose ends DeltaFusedPass::timeline records, a chunk's row of the timeline: the WY
+/// warpgroups' for that chunk (made in the step before), the state's and the output's in its step.
+enum FusedEvent {
+  WY_START,      ///< the WY warpgroups begin the chunk (its copies issued)
+  WY_KK,         ///< k k^T, the gates and beta v are in
+  WY_A0,         ///< A0 is in
+  WY_SOLVE,      ///< the solve is done
+  WY_FACTORS,    ///< A and beta k e^{g_cum} are in the input type
+  WY_W,          ///< w is in (the first WY warpgroup)
+  WY_U,          ///< u is in (the second)
+  WY_STEP_END,   ///< the WY warpgroups pass the step's barrier
+  STATE_WY_DONE, ///< the state warpgroup has the chunk's w and u
+  STATE_V_NEW,   ///< v_new and v_end are in
+  STATE_UPDATE,  ///< h's update is done
+  STATE_COPY,    ///< h's copy for the next chunk is in
+  STATE_END,     ///< the state warpgroup passes the step's barrier
+  OUTPUT_SCORES, ///< q h and Aqk are in
+  OUTPUT_V_NEW,  ///< the output warpgroup has v_new
+  OUTPUT_STORED, ///< the output is stored
+};
+constexpr int fused_timeline_chunks = 64, fused_timeline_events = OUTPUT_STORED + 1;
+/// FusedEvent's names, in its order (the timeline file's header)
+constexpr const char *fused_event_names[fused_timeline_events] = {
+    "wy_start",  "wy_kk",         "wy_a0",         "wy_solve",     "wy_factors",   "wy_w",
+    "wy_u",      "wy_step_end",   "state_wy_done", "state_v_new",  "state_update", "state_copy",
+    "state_end", "output_scores", "output_v_new",  "output_stored"};
+
 /// gated_delta_rule's tensor-core forward in one kernel on warpgroup MMA (sm_90a): the WY
 /// representation, the state, v_new and the output of every chunk of a sequence in order, the
 /// same intermediates rounded to the input type as launch_chunk_delta_wy_tc then

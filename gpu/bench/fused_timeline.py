@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""ruleproof: the phases of gated_delta_rule's fused forward (gpu/chunk_delta_fused_tc.cu), read
+from the timeline RULEPROOF_FUSED_TIMELINE=FILE makes it append (gpu/chunk_delta.cpp): block
+(0, 0, 0)'s SM cycles at the end of each phase (FusedEvent, gpu/detail/delta_launch.hpp) of each
+chunk. Takes the last call in FILE and prints each role's phases, a chunk's median and mean over
+the chunks of the sequence but its first and last (the pipeline's start and end), in cycles and in
+microseconds at --mhz (the SM clock, nvidia-smi's clocks.sm while it ran; 1980 by default).
+
+usage: gpu/bench/fused_timeline.py FILE [--mhz 1980]
+"""
+import argparse
+import math
+import statistics
+import sys
+
+# (role, phase, event where the phase starts, its event, the start's chunk offset)
+PHASES = [
+    ("step", "a step (the state's barrier to barrier)", "state_end", "state_end", -1),
+    ("WY", "k k^T, the gates, beta v", "wy_start", "wy_kk", 0),
+    ("WY", "A0", "wy_kk", "wy_a0", 0),
+    ("WY", "the solve", "wy_a0", "wy_solve", 0),
+    ("WY", "A and beta k e^g in the input type", "wy_solve", "wy_factors", 0),
+    ("WY", "w (first warpgroup)", "wy_factors", "wy_w", 0),
+    ("WY", "u (second warpgroup)", "wy_factors", "wy_u", 0),
+    ("WY", "w to the step's end", "wy_w", "wy_step_end", 0),
+    ("WY", "the step's end to the next chunk's start", "wy_step_end", "wy_start", -1),
+    ("state", "waits for w and u", "state_end", "state_wy_done", -1),
+    ("state", "v_new = u - w h", "state_wy_done", "state_v_new", 0),
+    ("state", "h's update", "state_v_new", "state_update", 0),
+    ("state", "waits for the output's q h, h's copy", "state_update", "state_copy", 0),
+    ("state", "h's copy to the step's end", "state_copy", "state_end", 0),
+    ("output", "q h and Aqk", "state_end", "output_scores", -1),
+    ("output", "waits for v_new", "output_scores", "output_v_new", 0),
+    ("output", "Aqk v_new and the store", "output_v_new", "output_stored", 0),
+]
+
+
+def last_call(lines):
+    """The rows of the last call in the file: chunk -> {event: cycles}."""
+    names, rows = None, {}
+    for line in lines:
+        fields = line.split()
+        if not fields:
+            continue
+        if fields[0] == "chunk":
+            names, rows = fields[1:], {}
+            continue
+        if names is None or len(fields) != len(names) + 1:
+            raise ValueError("not a timeline row: %r" % line)
+        rows[int(fields[0])] = {n: float(x) for n, x in zip(names, fields[1:])}
+    if not rows:
+        raise ValueError("no timeline rows")
+    return rows
+
+
+def phases(rows):
+    """Each phase's cycles over the chunks but the first and last: (role, phase, [cycles])."""
+    chunks = sorted(rows)
+    inner = chunks[1:-1] or chunks
+    out = []
+    for role, phase, start, end, offset in PHASES:
+        values = []
+        for c in inner:
+            if c + offset not in rows:
+                continue
+            a, b = rows[c + offset].get(start, math.nan), rows[c].get(end, math.nan)
+            if not (math.isnan(a) or math.isnan(b)):
+                values.append(b - a)
+        out.append((role, phase, values))
+    return out
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("file")
+    p.add_argument("--mhz", type=float, default=1980.0)
+    a = p.parse_args(argv)
+    with open(a.file) as f:
+        rows = last_call(f.read().splitlines())
+    print("| role | phase | median cycles | mean cycles | median us | chunks |")
+    print("|---|---|---|---|---|---|")
+    for role, phase, values in phases(rows):
+        if not values:
+            print("| %s | %s | | | | 0 |" % (role, phase))
+            continue
+        median = statistics.median(values)
+        print("| %s | %s | %.0f | %.0f | %.2f | %d |" % (role, phase, median,
+                                                       statistics.mean(values),
+                                                       median / a.mhz, len(values)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""gpu/bench/fused_timeline.py, the phases of the fused forward's timeline, on a small file in the
+form gpu/chunk_delta.cpp appends (a header line of event names, then a line a chunk)."""
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "..", "..", "gpu", "bench", "fused_timeline.py")
+sys.path.insert(0, os.path.dirname(TOOL))
+import fused_timeline  # noqa: E402
+
+EVENTS = ("wy_start wy_kk wy_a0 wy_solve wy_factors wy_w wy_u wy_step_end state_wy_done "
+          "state_v_new state_update state_copy state_end output_scores output_v_new "
+          "output_stored").split()
+
+
+def chunk_row(c, step=1000):
+    """Chunk c's events: its WY phases in the step before (from (c - 1) step), the state's and
+    the output's in its own (from c step), each phase a known number of cycles."""
+    wy, own = (c - 1) * step, c * step
+    at = {"wy_start": wy + 10, "wy_kk": wy + 110, "wy_a0": wy + 160, "wy_solve": wy + 460,
+          "wy_factors": wy + 500, "wy_w": wy + 700, "wy_u": wy + 600, "wy_step_end": wy + 1000,
+          "state_wy_done": own + 20, "state_v_new": own + 220, "state_update": own + 420,
+          "state_copy": own + 450, "state_end": own + 1000, "output_scores": own + 300,
+          "output_v_new": own + 310, "output_stored": own + 400}
+    return "%d %s" % (c, " ".join(str(float(at[e])) for e in EVENTS))
+
+
+def timeline(chunks):
+    return ["chunk " + " ".join(EVENTS)] + [chunk_row(c) for c in range(chunks)]
+
+
+def test_each_phase_is_the_cycles_between_its_events():
+    got = {(role, phase): values for role, phase, values in
+           fused_timeline.phases(fused_timeline.last_call(timeline(6)))}
+    assert got[("step", "a step (the state's barrier to barrier)")] == [1000.0] * 4
+    assert got[("WY", "the solve")] == [300.0] * 4
+    assert got[("WY", "w (first warpgroup)")] == [200.0] * 4
+    assert got[("WY", "the step's end to the next chunk's start")] == [10.0] * 4
+    assert got[("state", "waits for w and u")] == [20.0] * 4
+    assert got[("output", "q h and Aqk")] == [300.0] * 4
+
+
+def test_the_last_call_of_several_is_read():
+    lines = timeline(3) + ["chunk " + " ".join(EVENTS), chunk_row(0, step=5), chunk_row(1, step=5)]
+    rows = fused_timeline.last_call(lines)
+    assert sorted(rows) == [0, 1]
+    assert rows[1]["state_end"] == 1005.0  # the first call's chunk 1 ends at 2000
+
+
+def test_a_row_that_does_not_match_its_header_is_an_error():
+    with pytest.raises(ValueError):
+        fused_timeline.last_call(["chunk a b", "0 1"])
+    with pytest.raises(ValueError):
+        fused_timeline.last_call([])
+
+
+def test_the_table_prints(tmp_path, capsys):
+    f = tmp_path / "timeline.txt"
+    f.write_text("\n".join(timeline(5)) + "\n")
+    assert fused_timeline.main([str(f), "--mhz", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "| WY | the solve | 300 | 300 | 0.30 | 3 |" in out
