@@ -26,8 +26,9 @@
 //     the output's store;
 //   WY (warpgroups 2 and 3): while the others work on chunk c, chunk c + 1's gates, A0, the solve
 //     (fp32, unit_lower_inverse by these two alone), A, w and u; and the copies of the tiles that
-//     come next (cp.async): q of chunk c + 1, k and the gates of chunk c + 2 (the first), v of
-//     chunk c + 2 once u's product is done with v of chunk c + 1 (the second).
+//     come next (cp.async): k and the gates of chunk c + 2 (the first); q of chunk c + 1 once its
+//     gates are handed over, v of chunk c + 2 once u's product is done with v of chunk c + 1 (the
+//     second).
 // Each role runs its own loop over the chunks, so that the registers of one (the state's 64
 // accumulators) are not held through another's code, and the roles meet once a chunk at barrier 0
 // from their own instructions (barrier.sync without .aligned); inside a chunk, named barriers: the
@@ -63,6 +64,11 @@ constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgro
 // the WY warpgroups arrive once chunk c's w and u are in (in step c - 1), the state warpgroup
 // waits there before it reads them (in step c): 384 threads
 constexpr int WY_DONE_BARRIER = 6;
+// the second WY warpgroup arrives once a chunk's gates are in, the first waits there before A0
+constexpr int GATES_BARRIER = 7;
+
+static_assert(C * (C / 8) % WY_THREADS == 0 && C * (64 / 8) % WY_THREADS == 0,
+              "the WY warpgroups' conversions: whole 16-byte pieces a thread, for K of 64 and 128");
 
 /// Element (r, c) of a tile of R rows stored by rows, in wgmma's core-matrix layout.
 template <int R> __device__ inline int tile_at(int r, int c) { return wgmma::k_major_at<R>(r, c); }
@@ -174,15 +180,17 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   };
 
   // -- chunk c's WY representation (the two WY warpgroups, meeting at WY_BARRIER): the first
-  //    makes k k^T while the second makes the gates and, once its copy of v is in, beta v; both
-  //    make A0, solve, and make A and beta k e^{g_cum}; then the first makes w, the second u
+  //    makes k k^T while the second makes the gates (handed over at GATES_BARRIER) and, once its
+  //    copy of v is in, beta v (and starts the copy of the chunk's queries); the first makes A0
+  //    from k k^T's accumulators; both solve, and make A and beta k e^{g_cum}; then the first makes
+  //    w, the second u
   const auto wy = [&](int c) {
     const ChunkRows rows = rows_of(c);
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
     const In *kt = s.k[s3];
     const auto sync = [] { mma::barrier_sync(WY_BARRIER, WY_THREADS); };
     mark(c, WY_START, wy_tid == 0);
-    if (wy_first) { // k k^T, its strictly lower part, into A0's place
+    if (wy_first) { // A0 = Diag(beta) (k k^T) . D from k k^T's accumulators, one exp an entry
       float kk[32] = {};
       wgmma::fence();
       issue_product<In, false>(
@@ -190,10 +198,13 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
           [&](int k0) { return wgmma::k_major<C>(kt, k0); }, false);
       wgmma::commit();
       wgmma::wait<0>();
+      mma::barrier_sync(GATES_BARRIER, WY_THREADS); // the gates are in
+      const AccGates gates(s.g_cum[s2]);
+      const float beta_row[2] = {s.beta[s3][wgmma::d_row(0)], s.beta[s3][wgmma::d_row(2)]};
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
         const int i = wgmma::d_row(e), j = wgmma::d_col(e);
-        s.f.a0[i][j] = j < i ? kk[e] : 0.0f;
+        s.f.a0[i][j] = j < i ? beta_row[(e % 4) / 2] * kk[e] * gates.decay(e) : 0.0f;
       }
     } else {
       if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
@@ -218,9 +229,13 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         if (tid == 0)
           s.decay[s2] = expf(gl);
       }
+      mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
+      copy_queries(c); // for the output warpgroup's step on this chunk
+      mma::commit_copies();
       // beta v, u's right factor, in place: each thread the 16-byte pieces it copied itself
-      // (copy_tile's places), once its copy (its only one in flight) is in
-      mma::wait_copies();
+      // (copy_tile's places), once its copy is in (the queries', issued after it, may still be on
+      // their way)
+      mma::wait_copies_but_last();
       for (int e = tid; e < C * (BV / 8); e += WARPGROUP) {
         const int i = e % C, at = tile_at<C>(i, 8 * (e / C));
         alignas(16) In x[8];
@@ -231,21 +246,16 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         *reinterpret_cast<uint4 *>(&s.v[at]) = *reinterpret_cast<const uint4 *>(x);
       }
     }
-    sync(); // k k^T and the gates are in
-    mark(c, WY_KK, wy_tid == 0);
-    for (int e = wy_tid; e < C * C; e += WY_THREADS) { // A0 = Diag(beta) (k k^T) . D in place
-      const int i = e / C, j = e % C;
-      if (j < i)
-        s.f.a0[i][j] = s.beta[s3][i] * s.f.a0[i][j] * fast_exp(s.g_cum[s2][i] - s.g_cum[s2][j]);
-    }
-    sync();
+    mark(c, WY_KK, wy_tid == WARPGROUP); // the second warpgroup's gates and beta v are in
+    sync();                              // A0 and beta v are in
     mark(c, WY_A0, wy_tid == 0);
     unit_lower_inverse(
         s.f.a0, s.solve, [](int, int, float) {}, wy_tid, WY_THREADS, sync);
     mark(c, WY_SOLVE, wy_tid == 0);
     In *A = static_cast<In *>(p.A); // (the solve ends synchronised: A0's place is free)
-    for (int e = wy_tid; e < C * (C / 8); e += WY_THREADS) { // A in the input type, 8 a store
-      const int i = e % C, j0 = 8 * (e / C);
+#pragma unroll
+    for (int r = 0; r < C * (C / 8) / WY_THREADS; ++r) { // A in the input type, 8 a store
+      const int e = wy_tid + r * WY_THREADS, i = e % C, j0 = 8 * (e / C);
       alignas(16) In y[8];
 #pragma unroll
       for (int u = 0; u < 8; ++u)
@@ -255,8 +265,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         *reinterpret_cast<uint4 *>(A + at_score(rows.bos + i, hd, j0, d)) =
             *reinterpret_cast<const uint4 *>(y);
     }
-    for (int e = wy_tid; e < C * (K / 8); e += WY_THREADS) { // beta k e^{g_cum}, w's right factor
-      const int i = e % C, c0 = 8 * (e / C), at = tile_at<C>(i, c0);
+#pragma unroll
+    for (int r = 0; r < C * (K / 8) / WY_THREADS; ++r) { // beta k e^{g_cum}, w's right factor
+      const int e = wy_tid + r * WY_THREADS, i = e % C, c0 = 8 * (e / C), at = tile_at<C>(i, c0);
       alignas(16) In x[8];
       *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&kt[at]);
 #pragma unroll
@@ -414,7 +425,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    runs its own loop (so that one role's registers are not kept live through another's), and
   //    the roles meet once a step at barrier 0 from their own instructions: barrier.sync without
   //    .aligned, which lets threads reach it from different places. The first WY warpgroup copies
-  //    each chunk's keys, gates and queries, the second its values.
+  //    each chunk's keys and gates, the second its queries and values.
   const auto step_done = [] { asm volatile("barrier.sync 0;\n" ::: "memory"); };
   if (wg == STATE_WG) {
 #pragma unroll
@@ -461,8 +472,6 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       if (wy_first) {
         if (c + 2 < chunks)
           copy_keys(c + 2);
-        if (c + 1 < chunks)
-          copy_queries(c + 1);
         mma::commit_copies();
       }
       if (c + 1 < chunks) {
@@ -472,11 +481,14 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       }
       if (wy_first) {
         mma::wait_copies();
-        wgmma::fence_shared_for_async();
-      } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v
-        copy_values(c + 2);
+      } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v,
+        copy_values(c + 2);        // and this chunk's queries in
         mma::commit_copies();
+        mma::wait_copies_but_last();
+      } else {
+        mma::wait_copies();
       }
+      wgmma::fence_shared_for_async();
       step_done(); // chunk c + 1's tiles, WY factors and state copy are in
       mark(c + 1, WY_STEP_END, wy_tid == 0);
     }

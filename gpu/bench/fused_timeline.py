@@ -16,8 +16,8 @@ import sys
 # (role, phase, event where the phase starts, its event, the start's chunk offset)
 PHASES = [
     ("step", "a step (the state's barrier to barrier)", "state_end", "state_end", -1),
-    ("WY", "k k^T, the gates, beta v", "wy_start", "wy_kk", 0),
-    ("WY", "A0", "wy_kk", "wy_a0", 0),
+    ("WY", "the gates, the queries' copy issued, beta v (second)", "wy_start", "wy_kk", 0),
+    ("WY", "to k k^T and A0 in (first)", "wy_kk", "wy_a0", 0),
     ("WY", "the solve", "wy_a0", "wy_solve", 0),
     ("WY", "A and beta k e^g in the input type", "wy_solve", "wy_factors", 0),
     ("WY", "w (first warpgroup)", "wy_factors", "wy_w", 0),

@@ -100,8 +100,8 @@ struct DeltaFusedPass {
 /// warpgroups' for that chunk (made in the step before), the state's and the output's in its step.
 enum FusedEvent {
   WY_START,      ///< the WY warpgroups begin the chunk (its copies issued)
-  WY_KK,         ///< k k^T, the gates and beta v are in
-  WY_A0,         ///< A0 is in
+  WY_KK,         ///< the gates and beta v are in (the second WY warpgroup)
+  WY_A0,         ///< A0 (made from k k^T's accumulators by the first) and beta v are in
   WY_SOLVE,      ///< the solve is done
   WY_FACTORS,    ///< A and beta k e^{g_cum} are in the input type
   WY_W,          ///< w is in (the first WY warpgroup)
