@@ -326,6 +326,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         vacc, K, [&](int k0) { return wgmma::k_major<C>(s.w[s2], k0); },
         [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
     wgmma::commit();
+    mark(c, STATE_ISSUED, tid == 0);
     const float to_end[2] = {s.row_to_end[s2][wgmma::d_row(0)], s.row_to_end[s2][wgmma::d_row(2)]};
     wgmma::wait<0>();
 #pragma unroll
@@ -375,10 +376,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
         [&](int k0) { return wgmma::k_major<C>(s.k[s3], k0); }, false);
     wgmma::commit();
+    mark(c, OUTPUT_ISSUED, tid == 0);
     const AccGates gates(s.g_cum[s2]);
     const float up[2] = {d.scale * s.row_up[s2][wgmma::d_row(0)],
                          d.scale * s.row_up[s2][wgmma::d_row(2)]};
-    wgmma::wait<1>();                                   // q h is done
+    wgmma::wait<1>(); // q h is done
+    mark(c, OUTPUT_QH, tid == 0);
     mma::barrier_arrive(H_FREE_BARRIER, 2 * WARPGROUP); // h's place may take the next copy
     wgmma::wait<0>();
 #pragma unroll
@@ -478,6 +481,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         wy(c + 1);
         wgmma::fence_shared_for_async(); // w, read by the state's wgmma
         mma::barrier_arrive(WY_DONE_BARRIER, WY_THREADS + WARPGROUP);
+        mark(c + 1, WY_ARRIVED, wy_tid == 0);
       }
       if (wy_first) {
         mma::wait_copies();
