@@ -2,7 +2,8 @@
 // kernels' order. Forward: chunk_local_cumsum, chunk_wy_fwd (chunk_scaled_dot_kkt, solve_tril,
 // recompute_w_u), chunk_delta_fwd_h, chunk_fwd_o; gated_delta_rule's on tensor cores
 // and kda's (KernelPath::tensor_cores): chunk_delta_wy_tc, then chunk_gla_state_tc with w (or,
-// gated_delta_rule's with RULEPROOF_DELTA_FORWARD=fused, chunk_delta_fused_tc: one kernel).
+// gated_delta_rule's on compute capability 9.0, chunk_delta_a_tc, then chunk_delta_fused_tc from
+// its A; delta_forward_form).
 // Backward: the forward's stages again (none is stored by the forward), then chunk_bwd_dv_local,
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
 // gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc (or, given the forward's saved
@@ -118,17 +119,30 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
-/// Whether gated_delta_rule's tensor-core forward runs in one kernel on warpgroup MMA
-/// (launch_chunk_delta_fused_tc, sm_90a): RULEPROOF_DELTA_FORWARD=fused in the environment. Off
-/// by default, the WY kernel and the sequential kernel in its place, until it is measured faster
-/// and holds every check. It takes a call whose forward keeps no stages and no WY factors (those
-/// it does not write); the others take the two kernels.
-bool fused_forward() {
-  static const bool fused = [] {
+/// How gated_delta_rule's tensor-core forward runs, from RULEPROOF_DELTA_FORWARD in the
+/// environment: `fused_a` (A of every chunk first, launch_chunk_delta_a_tc, then one kernel on
+/// warpgroup MMA for the rest, launch_chunk_delta_fused_tc without A0 and the solve; the default
+/// where the device runs sm_90a code), `fused` (that kernel alone, its solve inside) or `two` (the
+/// WY kernel, then the sequential kernel; the default elsewhere). The fused forms take a call whose
+/// forward keeps no stages and no WY factors (those they do not write); the others take the two
+/// kernels. Anything else is an error.
+enum class ForwardForm { two, fused, fused_a };
+ForwardForm delta_forward_form() {
+  static const ForwardForm kind = [] {
     const char *kernel = std::getenv("RULEPROOF_DELTA_FORWARD");
-    return kernel && std::string_view(kernel) == "fused";
+    if (!kernel || !*kernel)
+      return detail::runs_sm90a() ? ForwardForm::fused_a : ForwardForm::two;
+    const std::string_view name = kernel;
+    if (name == "two")
+      return ForwardForm::two;
+    if (name == "fused")
+      return ForwardForm::fused;
+    if (name == "fused_a")
+      return ForwardForm::fused_a;
+    throw std::invalid_argument("RULEPROOF_DELTA_FORWARD: '" + std::string(name) +
+                                "' is none of two, fused, fused_a");
   }();
-  return fused;
+  return kind;
 }
 
 /// RULEPROOF_FUSED_TIMELINE=FILE in the environment: each fused forward (a diagnostic) records
@@ -194,7 +208,8 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   const bool keep = opts.keep_for_backward;
   // the factors for the backward (a scalar gate's: its row factors, as the output pass's)
   const bool keep_factors = keep && opts.keep_factors && with_output;
-  if (row_factors && !stages && !keep_factors && fused_forward()) {
+  const ForwardForm form = delta_forward_form();
+  if (row_factors && !stages && !keep_factors && form != ForwardForm::two) {
     if (opts.output_final_state)
       r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
     r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
@@ -221,7 +236,18 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
           true);
       p.timeline = f32(timeline);
     }
-    detail::launch_chunk_delta_fused_tc(p, t, d);
+    DeviceArray a_made; // A for the fused kernel, where the call keeps none
+    const bool a_given = form == ForwardForm::fused_a;
+    if (a_given) {
+      if (!keep)
+        a_made = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+      p.A = keep ? r.saved.A.data() : a_made.data();
+      // the saved Aqk as the WY kernel makes it (mma.sync's sums), so that a backward from it
+      // gives what one solving again does; the fused kernel's own Aqk stays on chip
+      detail::launch_chunk_delta_a_tc(p.q, p.k, p.g, p.beta, p.A, p.Aqk, t, d);
+      p.Aqk = nullptr;
+    }
+    detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
     if (p.timeline)
       append_fused_timeline(timeline, fused_timeline_path());
     return r;

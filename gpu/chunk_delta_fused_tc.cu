@@ -7,10 +7,13 @@
 // gpu/chunk_delta_tc.cu (the lean WY kernel, then chunk_gla_state_tc with w and row factors)
 // compute, rounding the same intermediates to the input type at the same places: Aqk, A, beta k
 // e^{g_cum}, beta v, w, u, the state's copy at a chunk's start, v_new and v_end; the products' sums
-// are wgmma's fp32 sums in place of mma.sync's. Taken by RULEPROOF_DELTA_FORWARD=fused: the two
-// kernels stay the default, since this one is not yet faster (0.535 ms against 0.517-0.518 ms on
-// an H200 at B 4, T 4096, H 16, K = V = 128, bf16; reports/gpu/tensor_core.md, "gated_delta_rule's
-// forward in one kernel").
+// are wgmma's fp32 sums in place of mma.sync's. Two forms (A_GIVEN): given A of every chunk
+// (launch_chunk_delta_a_tc's, gpu/chunk_delta_tc.cu, run first: RULEPROOF_DELTA_FORWARD=fused_a,
+// the default on a device of compute capability 9.0), the WY warpgroups make no A0 and no solve,
+// and A comes in with the keys; without it (RULEPROOF_DELTA_FORWARD=fused), they make A0 and A
+// themselves. On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms given A,
+// 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The forward from
+// A").
 //
 // Per chunk of n <= 64 rows (g_cum its local cumulative gate, gl = g_cum of its last row):
 //   Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
@@ -25,9 +28,10 @@
 //   output (warpgroup 1): chunk c's q h and q k^T (Aqk), then, once v_new is in, Aqk v_new, and
 //     the output's store;
 //   WY (warpgroups 2 and 3): while the others work on chunk c, chunk c + 1's gates, A0, the solve
-//     (fp32, unit_lower_inverse by these two alone), A, w and u; and the copies of the tiles that
-//     come next (cp.async): q of chunk c + 1, k and the gates of chunk c + 2 (the first), v of
-//     chunk c + 2 once u's product is done with v of chunk c + 1 (the second).
+//     (fp32, unit_lower_inverse by these two alone), A (or, given A, none of these three), w and
+//     u; and the copies of the tiles that come next (cp.async): k, the gates (and, given A, A) of
+//     chunk c + 2 (the first); q of chunk c + 1 once its gates are handed over, v of chunk c + 2
+//     once u's product is done with v of chunk c + 1 (the second).
 // Each role runs its own loop over the chunks, so that the registers of one (the state's 64
 // accumulators) are not held through another's code, and the roles meet once a chunk at barrier 0
 // from their own instructions (barrier.sync without .aligned); inside a chunk, named barriers: the
@@ -63,6 +67,11 @@ constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgro
 // the WY warpgroups arrive once chunk c's w and u are in (in step c - 1), the state warpgroup
 // waits there before it reads them (in step c): 384 threads
 constexpr int WY_DONE_BARRIER = 6;
+// the second WY warpgroup arrives once a chunk's gates are in, the first waits there before A0
+constexpr int GATES_BARRIER = 7;
+
+static_assert(C * (C / 8) % WY_THREADS == 0 && C * (64 / 8) % WY_THREADS == 0,
+              "the WY warpgroups' conversions: whole 16-byte pieces a thread, for K of 64 and 128");
 
 /// Element (r, c) of a tile of R rows stored by rows, in wgmma's core-matrix layout.
 template <int R> __device__ inline int tile_at(int r, int c) { return wgmma::k_major_at<R>(r, c); }
@@ -83,7 +92,10 @@ template <class T, int K> struct alignas(16) FusedShared {
     float a0[C][C + 1];
     T bk[C * K];
   } f;
-  LowerInverse solve;
+  union {
+    LowerInverse solve; // the solve's places
+    T a16_odd[C * C];   // or, given A, the odd chunks' A in the input type (a16 the even ones')
+  };
   float g_raw[3][C], beta[3][C];                               // as k: chunks c, c + 1, c + 2
   float g_cum[2][C], row_up[2][C], row_to_end[2][C], decay[2]; // chunks c and c + 1
 };
@@ -126,7 +138,7 @@ struct AccGates {
   __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
 };
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool A_GIVEN>
 __global__ void __launch_bounds__(FUSED_THREADS, 1)
     chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d) {
   using S = FusedShared<In, K>;
@@ -152,6 +164,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
            *v = static_cast<const In *>(p.v);
   const long keys = static_cast<long>(d.H) * K, values = static_cast<long>(d.H) * V;
   const auto row_at = [&](ChunkRows rows) { return static_cast<long>(rows.bos) * d.H + hd; };
+  // chunk c's A in the input type: given, even and odd chunks' in turn; else made in one place
+  const auto a16_of = [&](int c) { return A_GIVEN && c % 2 ? s.a16_odd : s.a16; };
 
   // -- the WY warpgroups' copies (each by one of them): chunk c's keys and gates, its values, and
   //    its queries
@@ -163,6 +177,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       mma::copy_async<4>(&s.g_raw[c % 3][tid], p.g + at, tid >= rows.n);
       mma::copy_async<4>(&s.beta[c % 3][tid], p.beta + at, tid >= rows.n);
     }
+    if constexpr (A_GIVEN)
+      copy_tile<C, C>(a16_of(c), static_cast<const In *>(p.A) + row_at(rows) * C,
+                      static_cast<long>(d.H) * C, rows.n, tid);
   };
   const auto copy_values = [&](int c) {
     const ChunkRows rows = rows_of(c);
@@ -174,15 +191,20 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   };
 
   // -- chunk c's WY representation (the two WY warpgroups, meeting at WY_BARRIER): the first
-  //    makes k k^T while the second makes the gates and, once its copy of v is in, beta v; both
-  //    make A0, solve, and make A and beta k e^{g_cum}; then the first makes w, the second u
+  //    makes k k^T while the second makes the gates (handed over at GATES_BARRIER) and, once its
+  //    copy of v is in, beta v (and starts the copy of the chunk's queries); the first makes A0
+  //    from k k^T's accumulators; both solve, and make A and beta k e^{g_cum}; then the first makes
+  //    w, the second u
   const auto wy = [&](int c) {
     const ChunkRows rows = rows_of(c);
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
     const In *kt = s.k[s3];
     const auto sync = [] { mma::barrier_sync(WY_BARRIER, WY_THREADS); };
     mark(c, WY_START, wy_tid == 0);
-    if (wy_first) { // k k^T, its strictly lower part, into A0's place
+    if (A_GIVEN && wy_first) {
+      // A came with the keys: nothing to make before the gates
+    } else if (wy_first) { // A0 = Diag(beta) (k k^T) . D from k k^T's accumulators, one exp an
+                           // entry
       float kk[32] = {};
       wgmma::fence();
       issue_product<In, false>(
@@ -190,10 +212,13 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
           [&](int k0) { return wgmma::k_major<C>(kt, k0); }, false);
       wgmma::commit();
       wgmma::wait<0>();
+      mma::barrier_sync(GATES_BARRIER, WY_THREADS); // the gates are in
+      const AccGates gates(s.g_cum[s2]);
+      const float beta_row[2] = {s.beta[s3][wgmma::d_row(0)], s.beta[s3][wgmma::d_row(2)]};
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
         const int i = wgmma::d_row(e), j = wgmma::d_col(e);
-        s.f.a0[i][j] = j < i ? kk[e] : 0.0f;
+        s.f.a0[i][j] = j < i ? beta_row[(e % 4) / 2] * kk[e] * gates.decay(e) : 0.0f;
       }
     } else {
       if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
@@ -218,9 +243,14 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         if (tid == 0)
           s.decay[s2] = expf(gl);
       }
+      if constexpr (!A_GIVEN)
+        mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
+      copy_queries(c); // for the output warpgroup's step on this chunk
+      mma::commit_copies();
       // beta v, u's right factor, in place: each thread the 16-byte pieces it copied itself
-      // (copy_tile's places), once its copy (its only one in flight) is in
-      mma::wait_copies();
+      // (copy_tile's places), once its copy is in (the queries', issued after it, may still be on
+      // their way)
+      mma::wait_copies_but_last();
       for (int e = tid; e < C * (BV / 8); e += WARPGROUP) {
         const int i = e % C, at = tile_at<C>(i, 8 * (e / C));
         alignas(16) In x[8];
@@ -231,32 +261,30 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         *reinterpret_cast<uint4 *>(&s.v[at]) = *reinterpret_cast<const uint4 *>(x);
       }
     }
-    sync(); // k k^T and the gates are in
-    mark(c, WY_KK, wy_tid == 0);
-    for (int e = wy_tid; e < C * C; e += WY_THREADS) { // A0 = Diag(beta) (k k^T) . D in place
-      const int i = e / C, j = e % C;
-      if (j < i)
-        s.f.a0[i][j] = s.beta[s3][i] * s.f.a0[i][j] * fast_exp(s.g_cum[s2][i] - s.g_cum[s2][j]);
-    }
-    sync();
+    mark(c, WY_KK, wy_tid == WARPGROUP); // the second warpgroup's gates and beta v are in
+    sync();                              // A0 and beta v are in
     mark(c, WY_A0, wy_tid == 0);
-    unit_lower_inverse(
-        s.f.a0, s.solve, [](int, int, float) {}, wy_tid, WY_THREADS, sync);
-    mark(c, WY_SOLVE, wy_tid == 0);
-    In *A = static_cast<In *>(p.A); // (the solve ends synchronised: A0's place is free)
-    for (int e = wy_tid; e < C * (C / 8); e += WY_THREADS) { // A in the input type, 8 a store
-      const int i = e % C, j0 = 8 * (e / C);
-      alignas(16) In y[8];
+    if constexpr (!A_GIVEN) {
+      unit_lower_inverse(
+          s.f.a0, s.solve, [](int, int, float) {}, wy_tid, WY_THREADS, sync);
+      mark(c, WY_SOLVE, wy_tid == 0);
+      In *A = static_cast<In *>(p.A); // (the solve ends synchronised: A0's place is free)
 #pragma unroll
-      for (int u = 0; u < 8; ++u)
-        y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
-      *reinterpret_cast<uint4 *>(&s.a16[tile_at<C>(i, j0)]) = *reinterpret_cast<const uint4 *>(y);
-      if (A && v0 == 0 && i < n)
-        *reinterpret_cast<uint4 *>(A + at_score(rows.bos + i, hd, j0, d)) =
-            *reinterpret_cast<const uint4 *>(y);
+      for (int r = 0; r < C * (C / 8) / WY_THREADS; ++r) { // A in the input type, 8 a store
+        const int e = wy_tid + r * WY_THREADS, i = e % C, j0 = 8 * (e / C);
+        alignas(16) In y[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
+        *reinterpret_cast<uint4 *>(&s.a16[tile_at<C>(i, j0)]) = *reinterpret_cast<const uint4 *>(y);
+        if (A && v0 == 0 && i < n)
+          *reinterpret_cast<uint4 *>(A + at_score(rows.bos + i, hd, j0, d)) =
+              *reinterpret_cast<const uint4 *>(y);
+      }
     }
-    for (int e = wy_tid; e < C * (K / 8); e += WY_THREADS) { // beta k e^{g_cum}, w's right factor
-      const int i = e % C, c0 = 8 * (e / C), at = tile_at<C>(i, c0);
+#pragma unroll
+    for (int r = 0; r < C * (K / 8) / WY_THREADS; ++r) { // beta k e^{g_cum}, w's right factor
+      const int e = wy_tid + r * WY_THREADS, i = e % C, c0 = 8 * (e / C), at = tile_at<C>(i, c0);
       alignas(16) In x[8];
       *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&kt[at]);
 #pragma unroll
@@ -277,7 +305,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       float acc[32] = {};
       wgmma::fence();
       issue_product<In, true>(
-          acc, C, [&](int k0) { return wgmma::k_major<C>(s.a16, k0); },
+          acc, C, [&](int k0) { return wgmma::k_major<C>(a16_of(c), k0); },
           [&](int k0) { return wgmma::mn_major<C>(is_u ? s.v : &s.f.bk[64 * C * m], k0); }, false);
       wgmma::commit();
       wgmma::wait<0>();
@@ -315,6 +343,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         vacc, K, [&](int k0) { return wgmma::k_major<C>(s.w[s2], k0); },
         [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
     wgmma::commit();
+    mark(c, STATE_ISSUED, tid == 0);
     const float to_end[2] = {s.row_to_end[s2][wgmma::d_row(0)], s.row_to_end[s2][wgmma::d_row(2)]};
     wgmma::wait<0>();
 #pragma unroll
@@ -364,10 +393,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
         [&](int k0) { return wgmma::k_major<C>(s.k[s3], k0); }, false);
     wgmma::commit();
+    mark(c, OUTPUT_ISSUED, tid == 0);
     const AccGates gates(s.g_cum[s2]);
     const float up[2] = {d.scale * s.row_up[s2][wgmma::d_row(0)],
                          d.scale * s.row_up[s2][wgmma::d_row(2)]};
-    wgmma::wait<1>();                                   // q h is done
+    wgmma::wait<1>(); // q h is done
+    mark(c, OUTPUT_QH, tid == 0);
     mma::barrier_arrive(H_FREE_BARRIER, 2 * WARPGROUP); // h's place may take the next copy
     wgmma::wait<0>();
 #pragma unroll
@@ -414,7 +445,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    runs its own loop (so that one role's registers are not kept live through another's), and
   //    the roles meet once a step at barrier 0 from their own instructions: barrier.sync without
   //    .aligned, which lets threads reach it from different places. The first WY warpgroup copies
-  //    each chunk's keys, gates and queries, the second its values.
+  //    each chunk's keys and gates, the second its queries and values.
   const auto step_done = [] { asm volatile("barrier.sync 0;\n" ::: "memory"); };
   if (wg == STATE_WG) {
 #pragma unroll
@@ -461,44 +492,64 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       if (wy_first) {
         if (c + 2 < chunks)
           copy_keys(c + 2);
-        if (c + 1 < chunks)
-          copy_queries(c + 1);
         mma::commit_copies();
       }
       if (c + 1 < chunks) {
         wy(c + 1);
         wgmma::fence_shared_for_async(); // w, read by the state's wgmma
         mma::barrier_arrive(WY_DONE_BARRIER, WY_THREADS + WARPGROUP);
+        mark(c + 1, WY_ARRIVED, wy_tid == 0);
       }
       if (wy_first) {
         mma::wait_copies();
-        wgmma::fence_shared_for_async();
-      } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v
-        copy_values(c + 2);
+      } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v,
+        copy_values(c + 2);        // and this chunk's queries in
         mma::commit_copies();
+        mma::wait_copies_but_last();
+      } else {
+        mma::wait_copies();
       }
+      wgmma::fence_shared_for_async();
       step_done(); // chunk c + 1's tiles, WY factors and state copy are in
       mark(c + 1, WY_STEP_END, wy_tid == 0);
     }
   }
 }
 
-template <class In, int K, int V>
+template <class In, int K, int V, bool A_GIVEN>
 void launch_fused(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d) {
   const int bytes = static_cast<int>(sizeof(FusedShared<In, K>));
-  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V>;
+  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN>;
   allow_shared_memory(kernel, bytes, "chunk_delta_fused_tc_kernel");
   kernel<<<dim3(t.N, d.H, V / FUSED_BV), FUSED_THREADS, bytes>>>(p, t, d);
 }
 
 } // namespace
 
+bool runs_sm90a() {
+  static const bool runs = [] {
+    int device = 0, major = 0, minor = 0;
+    return cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+               cudaSuccess &&
+           cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) ==
+               cudaSuccess &&
+           major == 9 && minor == 0;
+  }();
+  return runs;
+}
+
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
-                                 const ChunkDims &d) {
+                                 const ChunkDims &d, bool a_given) {
   if (t.N == 0)
     return;
   with_sizes(d, [&](auto y, auto ks, auto vs) {
-    launch_fused<decltype(y), decltype(ks)::value, decltype(vs)::value>(p, t, d);
+    using In = decltype(y);
+    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
+    if (a_given)
+      launch_fused<In, K, V, true>(p, t, d);
+    else
+      launch_fused<In, K, V, false>(p, t, d);
   });
   check("chunk_delta_fused_tc_kernel");
 }

@@ -68,8 +68,13 @@ void launch_chunk_delta_bwd_tc(const void *, const void *, const void *, const f
                                const ChunkDims &) {
   no_cuda("chunk_delta_bwd_tc_kernel");
 }
+bool runs_sm90a() { return false; }
+void launch_chunk_delta_a_tc(const void *, const void *, const float *, const float *, void *,
+                             void *, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_delta_a_tc_kernel");
+}
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &, const DeviceChunkTable &,
-                                 const ChunkDims &) {
+                                 const ChunkDims &, bool) {
   no_cuda("chunk_delta_fused_tc_kernel");
 }
 

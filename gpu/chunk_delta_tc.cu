@@ -80,7 +80,7 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
 /// Without READ_Q q's tile is left as it is (nothing reads it). Called by the whole block; ends
 /// synchronised with q and k in, while v's copy may still be on its way (the scores do not read
 /// it): mma::wait_copies() before the barrier past which v is read.
-template <class In, int K, int V, bool SCALAR, bool READ_Q = true, bool COMPACT>
+template <class In, int K, int V, bool SCALAR, bool READ_Q = true, bool READ_V = true, bool COMPACT>
 __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, float *beta_to,
                               ChunkGates<K, COMPACT> &gates, const In *q, const In *k, const In *v,
                               const float *g, const float *beta, ChunkRows rows, int hd,
@@ -91,7 +91,8 @@ __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, floa
     copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(k_to, LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   mma::commit_copies();
-  copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
+  if constexpr (READ_V)
+    copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
   mma::commit_copies();
   if (threadIdx.x < C)
     beta_to[threadIdx.x] =
@@ -325,6 +326,67 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
                  static_cast<In *>(x.u), st.u);
 }
 
+/// A = (I + A0)^-1 in the input type, and with SCORES Aqk too, for gated_delta_rule's forward from
+/// A (launch_chunk_delta_fused_tc with a_given): chunk_delta_wy_lean_tc_kernel's k k^T, A0, solve
+/// and A (and its q k^T and Aqk), the same operations on the same values, so that a backward from
+/// the saved A and Aqk gives what one solving again does, bit for bit; without v and w and u's
+/// products. 43 KB at K = 128 (60 KB with SCORES).
+template <class T, int K, bool SCORES> struct AOnlyShared {
+  static constexpr int LK = K + PAD, LC = C + PAD, LF = C + 1;
+  T q[SCORES ? C : 1][LK];
+  union { // A0 (fp32) until the solve ends, then A in the input type
+    float a0[C][LF];
+    T a16[C][LC];
+  } first;
+  T k[C][LK];
+  float beta[C];
+  union { // the gates until A0 is made, then A in fp32 and the solve's sums
+    ChunkGates<K, true> gates;
+    LowerInverse solve;
+  };
+};
+
+template <class In, int K, bool SCORES>
+__global__ void __launch_bounds__(WY_THREADS, 3)
+    chunk_delta_a_tc_kernel(const In *q, const In *k, const float *g, const float *beta, In *A,
+                            In *Aqk, DeviceChunkTable t, ChunkDims d) {
+  using S = AOnlyShared<In, K, SCORES>;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  S &s = *reinterpret_cast<S *>(shared_bytes);
+  const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
+  const ChunkRows rows = chunk_rows(t, c);
+  load_wy_chunk<In, K, K, true, SCORES, false>(&s.q[0][0], &s.k[0][0], nullptr, S::LK, 0, s.beta,
+                                               s.gates, q, k, nullptr, g, beta, rows, hd, d,
+                                               nullptr);
+  // Aqk = (q~ k^T) . D out from the accumulators, and A0 = Diag(beta) (k k^T) . D, as
+  // chunk_delta_wy_lean_tc_kernel makes them
+  const int row0 = SUB * (warp % 4), side = warp / 4;
+  if constexpr (SCORES)
+    scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, s.gates.g, row0, side, rows, hd, d,
+                             Aqk);
+  {
+    mma::Acc kk[C / 8];
+    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
+    const SideGates side_g = side_gates(s.gates.g, row0, side);
+    const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)], s.beta[row0 + mma::acc_row(2)]};
+    each_place_of_side(row0, side, [&](int nt, int e, int i, int j) {
+      s.first.a0[i][j] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
+    });
+  }
+  __syncthreads(); // A0 is in, and the gates' place is free for the solve
+  unit_lower_inverse(s.first.a0, s.solve, [](int, int, float) {});
+  for (int e = threadIdx.x; e < C * (C / 8); e += WY_THREADS) { // 8 entries of a row a store
+    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
+    alignas(16) In y[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
+    *reinterpret_cast<uint4 *>(&s.first.a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
+  }
+  __syncthreads();
+  store_scores(A, s.first.a16, rows, hd, d);
+}
+
 /// The backward's WY pass from the forward's A (DeltaSaved): chunk_delta_wy_tc_kernel without the
 /// solve, and without the scores but for Aqk when SCORES (the forward kept A alone: gated_oja's,
 /// whose backward's q is dO). q, k, v and A copied in, then qd, kd and e^{gl}
@@ -444,6 +506,16 @@ void launch_wy_from_a(const void *q, const void *k, const void *v, const float *
                                                  in<In>(A), x, t, d);
 }
 
+template <class In, int K, bool SCORES>
+void launch_a(const void *q, const void *k, const float *g, const float *beta, void *A, void *Aqk,
+              const DeviceChunkTable &t, const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(AOnlyShared<In, K, SCORES>));
+  auto *kernel = chunk_delta_a_tc_kernel<In, K, SCORES>;
+  allow_shared_memory(kernel, bytes, "chunk_delta_a_tc_kernel");
+  kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), g, beta, out<In>(A),
+                                                 out<In>(Aqk), t, d);
+}
+
 } // namespace
 
 void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
@@ -465,6 +537,21 @@ void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v
       launch_wy_from_a<In, K, V, false, false>(q, k, v, g, beta, A, x, t, d);
   });
   check("chunk_delta_wy_from_a_tc_kernel");
+}
+
+void launch_chunk_delta_a_tc(const void *q, const void *k, const float *g, const float *beta,
+                             void *A, void *Aqk, const DeviceChunkTable &t, const ChunkDims &d) {
+  if (t.NC == 0)
+    return;
+  with_sizes(d, [&](auto y, auto ks, auto) {
+    using In = decltype(y);
+    constexpr int K = decltype(ks)::value;
+    if (Aqk)
+      launch_a<In, K, true>(q, k, g, beta, A, Aqk, t, d);
+    else
+      launch_a<In, K, false>(q, k, g, beta, A, Aqk, t, d);
+  });
+  check("chunk_delta_a_tc_kernel");
 }
 
 void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const float *g,

@@ -19,7 +19,7 @@
 #
 # usage: gpu/bench/profile_kernels.sh CARRY [RULE...]   (CARRY as gpu/tests/run_on_device.sh's)
 # KERNELS=tensor-cores (or cuda-cores) times one path alone (gpu_bench --kernels); the environment
-# passes on to gpu_bench (RULEPROOF_DELTA_FORWARD=fused profiles gated_delta_rule's fused forward).
+# passes on to gpu_bench (RULEPROOF_DELTA_FORWARD=two profiles gated_delta_rule's two-kernel forward).
 # FROM_RAW=DIR renders the tables again from the rows of an earlier run (its profile_csv.tar.gz
 # unpacked into DIR), without running anything: the ceilings only where DIR holds gpu_bench's JSON.
 # writes $OUT/profile.md (one table per rule: each kernel's launches, summed time, share of the

@@ -82,6 +82,15 @@ void launch_chunk_delta_wy_tc(const void *q, const void *k, const void *v, const
 void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v, const float *g,
                                      const float *beta, const void *A, const DeltaTcScratch &x,
                                      const DeviceChunkTable &t, const ChunkDims &d);
+/// Whether the current device runs the sm_90a kernels (launch_chunk_delta_fused_tc): compute
+/// capability 9.0 exactly; false without CUDA.
+bool runs_sm90a();
+/// A = (I + A0)^-1 [B*T, H, C] in the input type of gated_delta_rule (a scalar gate, d.G == 1),
+/// and Aqk [B*T, H, C] where Aqk is not null (q then read), every chunk at once
+/// (gpu/chunk_delta_tc.cu): the WY kernel's A and Aqk, bit for bit, for launch_chunk_delta_fused_tc
+/// with a_given.
+void launch_chunk_delta_a_tc(const void *q, const void *k, const float *g, const float *beta,
+                             void *A, void *Aqk, const DeviceChunkTable &t, const ChunkDims &d);
 /// What gated_delta_rule's forward in one kernel reads and writes (gpu/chunk_delta_fused_tc.cu): q,
 /// k [B*T, H, K] and v [B*T, H, V] in the input type, g and beta [B*T, H] fp32, h0 [N, H, K, V]
 /// fp32 (optional); o [B*T, H, V] in the input type, ht [N, H, K, V] fp32 (optional), and, for the
@@ -100,8 +109,8 @@ struct DeltaFusedPass {
 /// warpgroups' for that chunk (made in the step before), the state's and the output's in its step.
 enum FusedEvent {
   WY_START,      ///< the WY warpgroups begin the chunk (its copies issued)
-  WY_KK,         ///< k k^T, the gates and beta v are in
-  WY_A0,         ///< A0 is in
+  WY_KK,         ///< the gates and beta v are in (the second WY warpgroup)
+  WY_A0,         ///< A0 (made from k k^T's accumulators by the first) and beta v are in
   WY_SOLVE,      ///< the solve is done
   WY_FACTORS,    ///< A and beta k e^{g_cum} are in the input type
   WY_W,          ///< w is in (the first WY warpgroup)
@@ -115,20 +124,27 @@ enum FusedEvent {
   OUTPUT_SCORES, ///< q h and Aqk are in
   OUTPUT_V_NEW,  ///< the output warpgroup has v_new
   OUTPUT_STORED, ///< the output is stored
+  WY_ARRIVED,    ///< the WY warpgroups have arrived at WY_DONE_BARRIER with the chunk's w and u
+  STATE_ISSUED,  ///< the state warpgroup has issued w h
+  OUTPUT_ISSUED, ///< the output warpgroup has issued q h and q k^T
+  OUTPUT_QH,     ///< its q h is done
 };
-constexpr int fused_timeline_chunks = 64, fused_timeline_events = OUTPUT_STORED + 1;
+constexpr int fused_timeline_chunks = 64, fused_timeline_events = OUTPUT_QH + 1;
 /// FusedEvent's names, in its order (the timeline file's header)
 constexpr const char *fused_event_names[fused_timeline_events] = {
-    "wy_start",  "wy_kk",         "wy_a0",         "wy_solve",     "wy_factors",   "wy_w",
-    "wy_u",      "wy_step_end",   "state_wy_done", "state_v_new",  "state_update", "state_copy",
-    "state_end", "output_scores", "output_v_new",  "output_stored"};
+    "wy_start",      "wy_kk",      "wy_a0",        "wy_solve",      "wy_factors",
+    "wy_w",          "wy_u",       "wy_step_end",  "state_wy_done", "state_v_new",
+    "state_update",  "state_copy", "state_end",    "output_scores", "output_v_new",
+    "output_stored", "wy_arrived", "state_issued", "output_issued", "output_qh"};
 
 /// gated_delta_rule's tensor-core forward in one kernel on warpgroup MMA (sm_90a): the WY
 /// representation, the state, v_new and the output of every chunk of a sequence in order, the
 /// same intermediates rounded to the input type as launch_chunk_delta_wy_tc then
-/// launch_chunk_gla_state_tc with row factors. K, V of 64 or 128.
+/// launch_chunk_gla_state_tc with row factors. K, V of 64 or 128. With a_given, p.A is read, not
+/// written: A of every chunk as launch_chunk_delta_a_tc makes it, and the kernel makes no A0 and
+/// no solve (p.Aqk then null: launch_chunk_delta_a_tc stores Aqk for a backward).
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
-                                 const ChunkDims &d);
+                                 const ChunkDims &d, bool a_given = false);
 
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and

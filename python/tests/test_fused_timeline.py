@@ -12,7 +12,7 @@ import fused_timeline  # noqa: E402
 
 EVENTS = ("wy_start wy_kk wy_a0 wy_solve wy_factors wy_w wy_u wy_step_end state_wy_done "
           "state_v_new state_update state_copy state_end output_scores output_v_new "
-          "output_stored").split()
+          "output_stored wy_arrived state_issued output_issued output_qh").split()
 
 
 def chunk_row(c, step=1000):
@@ -23,7 +23,8 @@ def chunk_row(c, step=1000):
           "wy_factors": wy + 500, "wy_w": wy + 700, "wy_u": wy + 600, "wy_step_end": wy + 1000,
           "state_wy_done": own + 20, "state_v_new": own + 220, "state_update": own + 420,
           "state_copy": own + 450, "state_end": own + 1000, "output_scores": own + 300,
-          "output_v_new": own + 310, "output_stored": own + 400}
+          "output_v_new": own + 310, "output_stored": own + 400, "wy_arrived": wy + 720,
+          "state_issued": own + 50, "output_issued": own + 40, "output_qh": own + 140}
     return "%d %s" % (c, " ".join(str(float(at[e])) for e in EVENTS))
 
 
@@ -40,6 +41,25 @@ def test_each_phase_is_the_cycles_between_its_events():
     assert got[("WY", "the step's end to the next chunk's start")] == [10.0] * 4
     assert got[("state", "waits for w and u")] == [20.0] * 4
     assert got[("output", "q h and Aqk")] == [300.0] * 4
+    assert got[("WY", "w to its arrival at WY_DONE")] == [20.0] * 4
+    assert got[("state", "  of it, w h issued")] == [30.0] * 4
+    assert got[("state", "  of it, w h done and v_new")] == [170.0] * 4
+    assert got[("output", "  of it, q h and q k^T issued")] == [40.0] * 4
+    assert got[("output", "  of it, q h done")] == [100.0] * 4
+    assert got[("output", "  of it, q k^T done and Aqk")] == [160.0] * 4
+
+
+def test_a_timeline_without_the_later_events_leaves_their_phases_empty():
+    old = [e for e in EVENTS if e not in ("wy_arrived", "state_issued", "output_issued",
+                                          "output_qh")]
+    lines = ["chunk " + " ".join(old)]
+    for line in timeline(5)[1:]:
+        fields = line.split()
+        lines.append(" ".join(fields[:1 + len(old)]))
+    got = {(role, phase): values for role, phase, values in
+           fused_timeline.phases(fused_timeline.last_call(lines))}
+    assert got[("state", "  of it, w h issued")] == []
+    assert got[("WY", "the solve")] == [300.0] * 3
 
 
 def test_the_last_call_of_several_is_read():
