@@ -238,6 +238,21 @@ __device__ void scalar_scores_out(const In *q, const In *k, int LK, const float 
 /// right factor is made in k's place, and Aqk goes out from the accumulators. The same values as
 /// chunk_delta_wy_tc_kernel's, bit for bit: the same products, exps and roundings, in the same
 /// order.
+/// A in the input type into a16 from unit_lower_inverse's fp32 result, zeros above its diagonal
+/// blocks (whose place the solve does not write), 8 entries of a row a store. Called by the whole
+/// block.
+template <class In, int LC>
+__device__ void solved_in_input_type(const LowerInverse &s, In (*a16)[LC]) {
+  for (int e = threadIdx.x; e < C * (C / 8); e += blockDim.x) {
+    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
+    alignas(16) In y[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.a[i][j0 + u]);
+    *reinterpret_cast<uint4 *>(&a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
+  }
+}
+
 template <class T, int K, int V> struct WyLeanShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
   union { // q, then A0 (fp32) until the solve ends, then A in the input type
@@ -307,14 +322,7 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
     if (st.A && i < n)
       st.A[at_score(rows.bos + i, hd, j, d)] = val(to<In>(y));
   });
-  for (int e = tid; e < C * (C / 8); e += WY_THREADS) { // 8 entries of a row a store
-    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
-    alignas(16) In y[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u)
-      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
-    *reinterpret_cast<uint4 *>(&s.first.a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
-  }
+  solved_in_input_type(s.solve, s.first.a16);
   __syncthreads();
   if (x.A)
     store_scores(static_cast<In *>(x.A), s.first.a16, rows, hd, d);
@@ -375,14 +383,7 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
   }
   __syncthreads(); // A0 is in, and the gates' place is free for the solve
   unit_lower_inverse(s.first.a0, s.solve, [](int, int, float) {});
-  for (int e = threadIdx.x; e < C * (C / 8); e += WY_THREADS) { // 8 entries of a row a store
-    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
-    alignas(16) In y[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u)
-      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.solve.a[i][j0 + u]);
-    *reinterpret_cast<uint4 *>(&s.first.a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
-  }
+  solved_in_input_type(s.solve, s.first.a16);
   __syncthreads();
   store_scores(A, s.first.a16, rows, hd, d);
 }
