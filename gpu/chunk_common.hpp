@@ -36,7 +36,8 @@ struct ChunkOptions {
   bool keep_for_backward = false;
   /// with keep_for_backward, the delta rules' forward also keeps its WY pass's w, u and decayed
   /// factors (DeltaSaved::w and the rest: four tensors the size of k more, until the backward),
-  /// so that its backward runs no WY pass at all
+  /// so that its backward runs no WY pass at all; not gated_delta_rule's under its fused forward
+  /// forms (RULEPROOF_DELTA_FORWARD), whose backward makes every stage from A in one kernel
   bool keep_factors = false;
 };
 

@@ -8,7 +8,8 @@
 // chunk_bwd_dhu, chunk_bwd_dqkwg, chunk_wy_bwd (prepare_wy_repr_bwd), chunk_local_cumsum_reverse;
 // gated_delta_rule's and kda's on tensor cores: chunk_delta_wy_tc (or, given the forward's saved
 // Aqk and A, chunk_delta_wy_from_a_tc: w, u and the decayed factors from A, no solve; given its
-// w, u and decayed factors too, keep_factors, no WY pass), chunk_gla_state_tc forwards and
+// w, u and decayed factors too, keep_factors, no WY pass), chunk_gla_state_tc forwards (or,
+// gated_delta_rule's under the fused forms, chunk_delta_fused_tc's states form from A) and
 // backwards, then chunk_delta_bwd_tc.
 #include "chunk_delta.hpp"
 
@@ -124,8 +125,9 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
 /// warpgroup MMA for the rest, launch_chunk_delta_fused_tc without A0 and the solve; the default
 /// where the device runs sm_90a code), `fused` (that kernel alone, its solve inside) or `two` (the
 /// WY kernel, then the sequential kernel; the default elsewhere). The fused forms take a call whose
-/// forward keeps no stages and no WY factors (those they do not write); the others take the two
-/// kernels. Anything else is an error.
+/// forward returns no stages (those they do not write); the others take the two kernels. Under the
+/// fused forms a forward keeps A and Aqk alone, never the WY factors (keep_factors), and the
+/// backward makes its stages from A in one kernel (fused_states). Anything else is an error.
 enum class ForwardForm { two, fused, fused_a };
 ForwardForm delta_forward_form() {
   static const ForwardForm kind = [] {
@@ -206,10 +208,11 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
   // a scalar gate's output pass scales by each row's factors: k and q go in undecayed
   const bool row_factors = with_output && d.G == 1;
   const bool keep = opts.keep_for_backward;
-  // the factors for the backward (a scalar gate's: its row factors, as the output pass's)
+  // the factors for the backward (a scalar gate's: its row factors, as the output pass's); the
+  // fused forms keep none: their backward makes its stages from A in one kernel (fused_states)
   const bool keep_factors = keep && opts.keep_factors && with_output;
   const ForwardForm form = delta_forward_form();
-  if (row_factors && !stages && !keep_factors && form != ForwardForm::two) {
+  if (row_factors && !stages && form != ForwardForm::two) {
     if (opts.output_final_state)
       r.final_state = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
     r.o = output(in, {s.B, s.T, s.H, s.V}, poison);
@@ -331,6 +334,47 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
   return r;
 }
 
+/// The backward's forward stages of gated_delta_rule under the fused forms (delta_forward_form,
+/// fused or fused_a), in one kernel from A (launch_chunk_delta_fused_states_tc): A from `saved`, or
+/// made first with Aqk (launch_chunk_delta_a_tc, as a forward keeping them makes them, so that a
+/// backward from the saved A gives what this does, bit for bit); w, the decays and the row factors
+/// into new buffers as tensor_core_wy_from_a makes them (u and qd, kd none), and the states at
+/// each chunk's start and v_new into h16 and v_new.
+TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::DeviceChunkTable &t,
+                  const detail::ChunkDims &d, const ChunkShapes &s, bool poison, DeviceArray &h16,
+                  DeviceArray &v_new) {
+  const DType in = args.q->dtype();
+  TcWy r;
+  if (!saved) {
+    r.A = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+    r.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
+    detail::launch_chunk_delta_a_tc(args.q->data(), args.k->data(), f32(args.g), f32(args.beta),
+                                    r.A.data(), r.Aqk.data(), t, d);
+  }
+  r.w = output(in, args.k->shape(), poison);
+  r.decay = output(DType::fp32, {s.NC, s.H, 1}, poison);
+  r.row_up = output(DType::fp32, {s.B, s.T, s.H}, poison);
+  r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
+  h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  v_new = output(in, args.v->shape(), poison);
+  detail::DeltaFusedPass p;
+  p.q = args.q->data();
+  p.k = args.k->data();
+  p.v = args.v->data();
+  p.g = f32(args.g);
+  p.beta = f32(args.beta);
+  p.s0 = f32(args.h0);
+  p.A = const_cast<void *>(saved ? saved->A.data() : r.A.data()); // read, not written
+  p.h16 = h16.data();
+  p.v_new16 = v_new.data();
+  p.w = r.w.data();
+  p.row_up = f32(r.row_up);
+  p.row_to_end = f32(r.row_to_end);
+  p.decay = f32(r.decay);
+  detail::launch_chunk_delta_fused_states_tc(p, t, d);
+  return r;
+}
+
 /// The backward of gated_delta_rule and kda on tensor cores: the WY kernel again (with A; from
 /// the saved A, or none where the forward kept its factors), the sequential kernel forwards (h at
 /// each chunk's start and v_new) and backwards (dh after each chunk, dv2 and dh0), all in the input
@@ -348,8 +392,15 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   const bool kept = from_a && saved->has_factors() && !saved->Aqk.empty();
   // a scalar gate's sequential passes take q and k undecayed, scaled by each row's factors
   const bool row_factors = d.G == 1;
+  // gated_delta_rule under the fused forms: its stages from A in one kernel (from a saved A with
+  // its Aqk: gated_delta_rule's forward keeps both)
+  const bool fused = row_factors && !kept && !o && delta_forward_form() != ForwardForm::two &&
+                     !(from_a && saved->Aqk.empty());
   TcWy wy;
-  if (!kept)
+  DeviceArray h16, v_new; // the states at each chunk's start, v_new
+  if (fused)
+    wy = fused_states(args, from_a ? saved : nullptr, t, d, s, poison, h16, v_new);
+  else if (!kept)
     wy = from_a ? tensor_core_wy_from_a(args, *saved, t, d, s, poison)
                 : tensor_core_wy(args, t, d, s, poison, detail::DeltaTcStages{}, true, true,
                                  row_factors);
@@ -368,25 +419,27 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
   const void *w = factor(&DeltaSaved::w, wy.w).data();
   const void *u = factor(&DeltaSaved::u, wy.u).data();
   const float *decay = f32(&factor(&DeltaSaved::decay, wy.decay));
-  DeviceArray h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
-  DeviceArray v_new = output(in, args.v->shape(), poison);
-  detail::TcStatePass fwd;
-  fwd.left = kd;
-  fwd.row_up = row_up;
-  fwd.row_to_end = row_to_end;
-  fwd.right = u;
-  fwd.w = w;
-  fwd.decay = decay;
-  fwd.s0 = f32(args.h0);
-  fwd.s_chunks16 = h16.data();
-  fwd.v_new16 = v_new.data();
-  if (o) { // the output too, on the way
-    *o = output(in, {s.B, s.T, s.H, s.V}, poison);
-    fwd.o = o->data();
-    fwd.qd = qd;
-    fwd.A16 = Aqk;
+  if (!fused) { // the sequential kernel forwards: h at each chunk's start and v_new
+    h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+    v_new = output(in, args.v->shape(), poison);
+    detail::TcStatePass fwd;
+    fwd.left = kd;
+    fwd.row_up = row_up;
+    fwd.row_to_end = row_to_end;
+    fwd.right = u;
+    fwd.w = w;
+    fwd.decay = decay;
+    fwd.s0 = f32(args.h0);
+    fwd.s_chunks16 = h16.data();
+    fwd.v_new16 = v_new.data();
+    if (o) { // the output too, on the way
+      *o = output(in, {s.B, s.T, s.H, s.V}, poison);
+      fwd.o = o->data();
+      fwd.qd = qd;
+      fwd.A16 = Aqk;
+    }
+    detail::launch_chunk_gla_state_tc(fwd, t, d);
   }
-  detail::launch_chunk_gla_state_tc(fwd, t, d);
 
   DeltaGrads r;
   if (opts.return_stages)

@@ -11,9 +11,13 @@
 // (launch_chunk_delta_a_tc's, gpu/chunk_delta_tc.cu, run first: RULEPROOF_DELTA_FORWARD=fused_a,
 // the default on a device of compute capability 9.0), the WY warpgroups make no A0 and no solve,
 // and A comes in with the keys; without it (RULEPROOF_DELTA_FORWARD=fused), they make A0 and A
-// themselves. On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms given A,
-// 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The forward from
-// A").
+// themselves. A third form (STATES, launch_chunk_delta_fused_states_tc), given A, is the
+// backward's recompute under the fused forms: no output, and each role stores what the backward
+// reads from the tiles it made itself (the state warpgroup h at each chunk's start and v_new, the
+// WY warpgroups w, the row factors and e^{gl}), as chunk_delta_wy_from_a_tc then
+// chunk_gla_state_tc would. On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
+// given A, 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The
+// forward from A").
 //
 // Per chunk of n <= 64 rows (g_cum its local cumulative gate, gl = g_cum of its last row):
 //   Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
@@ -26,7 +30,7 @@
 //   state (warpgroup 0): h (K x 64, fp32) in wgmma accumulators; at chunk c, v_new = u - w h, then
 //     h's decay and update, then h's copy in the input type for chunk c + 1;
 //   output (warpgroup 1): chunk c's q h and q k^T (Aqk), then, once v_new is in, Aqk v_new, and
-//     the output's store;
+//     the output's store (STATES: none of these, it only meets the others at barrier 0);
 //   WY (warpgroups 2 and 3): while the others work on chunk c, chunk c + 1's gates, A0, the solve
 //     (fp32, unit_lower_inverse by these two alone), A (or, given A, none of these three), w and
 //     u; and the copies of the tiles that come next (cp.async): k, the gates (and, given A, A) of
@@ -100,16 +104,44 @@ template <class T, int K> struct alignas(16) FusedShared {
   float g_cum[2][C], row_up[2][C], row_to_end[2][C], decay[2]; // chunks c and c + 1
 };
 
+/// Row and first column of piece e (8 values, 16 bytes) of a tile of ROWS rows as a warpgroup
+/// moves it (copy_tile, store_tile): a warp's 32 pieces are 4 rows by 8 neighbouring pieces, so
+/// that in memory it reaches 4 whole rows of 128 bytes (at 64 columns), and each quarter of it (4
+/// rows of two pieces) is two runs of 64 contiguous bytes of shared memory (two passes).
+struct TilePiece {
+  int r, c0;
+};
+template <int ROWS> __device__ inline TilePiece tile_piece(int e) {
+  const int group = e / 32;
+  return {(group % (ROWS / 4)) * 4 + e % 4, ((group / (ROWS / 4)) * 8 + (e / 4) % 8) * 8};
+}
+
 /// Starts copying rows [0, valid) of a tile of ROWS x COLS 16-bit values (row r from src + r *
 /// stride) into dst's core-matrix layout, rows past `valid` zero; by one warpgroup (tid its
-/// place), a thread 16 bytes at a time, neighbouring threads neighbouring rows.
+/// place), a thread 16 bytes at a time (tile_piece's places).
 template <int ROWS, int COLS, class T>
 __device__ void copy_tile(T *dst, const T *src, long stride, int valid, int tid) {
+  static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
 #pragma unroll 4
   for (int e = tid; e < ROWS * (COLS / 8); e += WARPGROUP) {
-    const int r = e % ROWS, c0 = (e / ROWS) * 8;
-    mma::copy_async<16>(dst + tile_at<ROWS>(r, c0), src + (r < valid ? r : 0) * stride + c0,
-                        r >= valid);
+    const TilePiece x = tile_piece<ROWS>(e);
+    mma::copy_async<16>(dst + tile_at<ROWS>(x.r, x.c0),
+                        src + (x.r < valid ? x.r : 0) * stride + x.c0, x.r >= valid);
+  }
+}
+
+/// Stores rows [0, valid) of a tile of ROWS x COLS 16-bit values held in src's core-matrix layout
+/// to dst (row r at dst + r * stride): by one warpgroup (tid its place), a thread 16 bytes at a
+/// time (tile_piece's places).
+template <int ROWS, int COLS, class T>
+__device__ void store_tile(T *dst, long stride, const T *src, int valid, int tid) {
+  static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
+#pragma unroll 1 // (one piece in registers at a time: the state warpgroup holds h and w h)
+  for (int e = tid; e < ROWS * (COLS / 8); e += WARPGROUP) {
+    const TilePiece x = tile_piece<ROWS>(e);
+    if (x.r < valid)
+      *reinterpret_cast<uint4 *>(dst + x.r * stride + x.c0) =
+          *reinterpret_cast<const uint4 *>(src + tile_at<ROWS>(x.r, x.c0));
   }
 }
 
@@ -138,7 +170,7 @@ struct AccGates {
   __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
 };
 
-template <class In, int K, int V, bool A_GIVEN>
+template <class In, int K, int V, bool A_GIVEN, bool STATES>
 __global__ void __launch_bounds__(FUSED_THREADS, 1)
     chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d) {
   using S = FusedShared<In, K>;
@@ -149,7 +181,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const int wg = min(int(threadIdx.x) / WARPGROUP, WY_WG), tid = threadIdx.x % WARPGROUP;
   const int wy_tid = threadIdx.x - WY_WG * WARPGROUP; // the WY warpgroups' place (0..255)
   const bool wy_first = wy_tid < WARPGROUP;           // the first WY warpgroup
-  const int chunks = t.seq_first_chunk[n_seq + 1] - t.seq_first_chunk[n_seq];
+  const int first = t.seq_first_chunk[n_seq], chunks = t.seq_first_chunk[n_seq + 1] - first;
   const int seq_bos = t.seq_bos[n_seq], seq_eos = t.seq_eos[n_seq];
   const auto rows_of = [&](int c) { return sequence_chunk_rows(seq_bos, seq_eos, c); };
   // the timeline (a diagnostic, DeltaFusedPass::timeline): block (0, 0, 0)'s SM cycles since its
@@ -236,23 +268,33 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
 #pragma unroll
         for (int u = 0; u < 2; ++u) {
-          s.g_cum[s2][2 * tid + u] = gi[u];
-          s.row_up[s2][2 * tid + u] = expf(gi[u]);
-          s.row_to_end[s2][2 * tid + u] = expf(gl - gi[u]);
+          const int i = 2 * tid + u;
+          s.g_cum[s2][i] = gi[u];
+          s.row_up[s2][i] = expf(gi[u]);
+          s.row_to_end[s2][i] = expf(gl - gi[u]);
+          if (STATES && v0 == 0 && i < n) { // the backward's row factors
+            const long at = row_at(rows) + static_cast<long>(i) * d.H;
+            p.row_up[at] = s.row_up[s2][i];
+            p.row_to_end[at] = s.row_to_end[s2][i];
+          }
         }
         if (tid == 0)
           s.decay[s2] = expf(gl);
+        if (STATES && v0 == 0 && tid == 0)
+          p.decay[static_cast<long>(first + c) * d.H + hd] = s.decay[s2];
       }
       if constexpr (!A_GIVEN)
         mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
-      copy_queries(c); // for the output warpgroup's step on this chunk
+      if constexpr (!STATES)
+        copy_queries(c); // for the output warpgroup's step on this chunk
       mma::commit_copies();
       // beta v, u's right factor, in place: each thread the 16-byte pieces it copied itself
       // (copy_tile's places), once its copy is in (the queries', issued after it, may still be on
       // their way)
       mma::wait_copies_but_last();
       for (int e = tid; e < C * (BV / 8); e += WARPGROUP) {
-        const int i = e % C, at = tile_at<C>(i, 8 * (e / C));
+        const TilePiece piece = tile_piece<C>(e);
+        const int i = piece.r, at = tile_at<C>(i, piece.c0);
         alignas(16) In x[8];
         *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&s.v[at]);
 #pragma unroll
@@ -344,6 +386,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
     wgmma::commit();
     mark(c, STATE_ISSUED, tid == 0);
+    if constexpr (STATES) // the backward's h at the chunk's start, while w h runs
+      store_tile<K, BV>(static_cast<In *>(p.h16) + at_state(first + c, hd, 0, v0, d), d.V, s.h, K,
+                        tid);
     const float to_end[2] = {s.row_to_end[s2][wgmma::d_row(0)], s.row_to_end[s2][wgmma::d_row(2)]};
     wgmma::wait<0>();
 #pragma unroll
@@ -356,8 +401,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     }
     wgmma::fence_shared_for_async();
     mark(c, STATE_V_NEW, tid == 0);
-    mma::barrier_arrive(V_NEW_BARRIER, 2 * WARPGROUP); // the output may read v_new
-    mma::barrier_sync(STATE_BARRIER, WARPGROUP);       // every row of v_end is in
+    if constexpr (!STATES)
+      mma::barrier_arrive(V_NEW_BARRIER, 2 * WARPGROUP); // the output may read v_new
+    mma::barrier_sync(STATE_BARRIER, WARPGROUP);         // every row of v_end is in
     const float decay = s.decay[s2];
 #pragma unroll
     for (int m = 0; m < K / 64; ++m)
@@ -371,9 +417,13 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
           state[m], C, [&](int k0) { return wgmma::mn_major<C>(&s.k[s3][64 * C * m], k0); },
           [&](int k0) { return wgmma::mn_major<C>(s.v_end, k0); }, true);
     wgmma::commit();
+    if constexpr (STATES) // the backward's v_new, while h's update runs
+      store_tile<C, BV>(static_cast<In *>(p.v_new16) + at_v(rows_of(c).bos, hd, v0, d), values,
+                        s.v_new, rows_of(c).n, tid);
     wgmma::wait<0>();
     mark(c, STATE_UPDATE, tid == 0);
-    mma::barrier_sync(H_FREE_BARRIER, 2 * WARPGROUP); // the output is done with h
+    if constexpr (!STATES)
+      mma::barrier_sync(H_FREE_BARRIER, 2 * WARPGROUP); // the output is done with h
     copy_state();
     mark(c, STATE_COPY, tid == 0);
   };
@@ -474,7 +524,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     step_done();
     step_done();
     for (int c = 0; c < chunks; ++c) {
-      output_step(c);
+      if constexpr (!STATES) // (STATES: the output warpgroup only meets the others)
+        output_step(c);
       step_done();
     }
   } else {
@@ -493,6 +544,11 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         if (c + 2 < chunks)
           copy_keys(c + 2);
         mma::commit_copies();
+        if (STATES && v0 == 0 && c >= 0) { // the backward's w of chunk c (made a step before)
+          const ChunkRows rows = rows_of(c);
+          store_tile<C, K>(static_cast<In *>(p.w) + at_k(rows.bos, hd, 0, d), keys, s.w[c % 2],
+                           rows.n, tid);
+        }
       }
       if (c + 1 < chunks) {
         wy(c + 1);
@@ -516,10 +572,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   }
 }
 
-template <class In, int K, int V, bool A_GIVEN>
+template <class In, int K, int V, bool A_GIVEN, bool STATES = false>
 void launch_fused(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d) {
   const int bytes = static_cast<int>(sizeof(FusedShared<In, K>));
-  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN>;
+  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN, STATES>;
   allow_shared_memory(kernel, bytes, "chunk_delta_fused_tc_kernel");
   kernel<<<dim3(t.N, d.H, V / FUSED_BV), FUSED_THREADS, bytes>>>(p, t, d);
 }
@@ -552,6 +608,18 @@ void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable
       launch_fused<In, K, V, false>(p, t, d);
   });
   check("chunk_delta_fused_tc_kernel");
+}
+
+void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                        const ChunkDims &d) {
+  if (t.N == 0)
+    return;
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    using In = decltype(y);
+    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
+    launch_fused<In, K, V, true, true>(p, t, d);
+  });
+  check("chunk_delta_fused_tc_kernel (states)");
 }
 
 } // namespace ruleproof::gpu::detail

@@ -77,5 +77,9 @@ void launch_chunk_delta_fused_tc(const DeltaFusedPass &, const DeviceChunkTable 
                                  const ChunkDims &, bool) {
   no_cuda("chunk_delta_fused_tc_kernel");
 }
+void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &, const DeviceChunkTable &,
+                                        const ChunkDims &) {
+  no_cuda("chunk_delta_fused_tc_kernel");
+}
 
 } // namespace ruleproof::gpu::detail

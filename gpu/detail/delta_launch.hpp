@@ -100,6 +100,11 @@ struct DeltaFusedPass {
   const float *g = nullptr, *beta = nullptr, *s0 = nullptr;
   void *o = nullptr, *A = nullptr, *Aqk = nullptr;
   float *s_end = nullptr;
+  /// launch_chunk_delta_fused_states_tc's (o null): the states h at each chunk's start [NC, H, K,
+  /// V], v_new [B*T, H, V] and w [B*T, H, K] in the input type; each row's e^{g_cum} and
+  /// e^{gl - g_cum} [B*T, H] and each chunk's e^{gl} [NC, H], fp32
+  void *h16 = nullptr, *v_new16 = nullptr, *w = nullptr;
+  float *row_up = nullptr, *row_to_end = nullptr, *decay = nullptr;
   /// a diagnostic, optional: [fused_timeline_chunks, fused_timeline_events] fp32, block (0, 0,
   /// 0)'s SM cycles since its start at the end of each of its phases (FusedEvent) in each of its
   /// first chunks; NaN where not reached
@@ -145,6 +150,13 @@ constexpr const char *fused_event_names[fused_timeline_events] = {
 /// no solve (p.Aqk then null: launch_chunk_delta_a_tc stores Aqk for a backward).
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                  const ChunkDims &d, bool a_given = false);
+/// The backward's forward stages of gated_delta_rule in that kernel, given p.A (every chunk's, as
+/// launch_chunk_delta_a_tc makes it): p.h16, p.v_new16, p.w, p.row_up, p.row_to_end and p.decay,
+/// what launch_chunk_delta_wy_from_a_tc then launch_chunk_gla_state_tc store for
+/// launch_state_gradients_tc and launch_chunk_delta_bwd_tc, with the fused forward's sums; no
+/// output (p.o, p.Aqk, p.s_end and p.timeline unused).
+void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                        const ChunkDims &d);
 
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
