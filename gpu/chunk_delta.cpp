@@ -120,6 +120,18 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
+/// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
+detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
+  detail::DeltaFusedPass p;
+  p.q = args.q->data();
+  p.k = args.k->data();
+  p.v = args.v->data();
+  p.g = f32(args.g);
+  p.beta = f32(args.beta);
+  p.s0 = f32(args.h0);
+  return p;
+}
+
 /// How gated_delta_rule's tensor-core forward runs, from RULEPROOF_DELTA_FORWARD in the
 /// environment: `fused_a` (A of every chunk first, launch_chunk_delta_a_tc, then one kernel on
 /// warpgroup MMA for the rest, launch_chunk_delta_fused_tc without A0 and the solve; the default
@@ -220,13 +232,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
       r.saved.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
       r.saved.A = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
     }
-    detail::DeltaFusedPass p;
-    p.q = args.q->data();
-    p.k = args.k->data();
-    p.v = args.v->data();
-    p.g = f32(args.g);
-    p.beta = f32(args.beta);
-    p.s0 = f32(args.h0);
+    detail::DeltaFusedPass p = fused_pass_of(args);
     p.o = r.o.data();
     p.A = keep ? r.saved.A.data() : nullptr;
     p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
@@ -357,13 +363,7 @@ TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::
   r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
   h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   v_new = output(in, args.v->shape(), poison);
-  detail::DeltaFusedPass p;
-  p.q = args.q->data();
-  p.k = args.k->data();
-  p.v = args.v->data();
-  p.g = f32(args.g);
-  p.beta = f32(args.beta);
-  p.s0 = f32(args.h0);
+  detail::DeltaFusedPass p = fused_pass_of(args);
   p.A = const_cast<void *>(saved ? saved->A.data() : r.A.data()); // read, not written
   p.h16 = h16.data();
   p.v_new16 = v_new.data();
