@@ -44,16 +44,19 @@
 // the columns (w / 4) of every C x K and C x V result, and the column tiles of parity w / 4 of the
 // C x C ones (two warps a row block); each lane keeps its rows' partial sums of dbeta (and of
 // gated_delta_rule's dG), added across the warps at the end in a fixed order, and kda's dG in
-// its accumulators. Every operand of the chunk is copied into shared memory at once (cp.async);
-// once h and dh are read, their place holds dw and Diag(beta) k<, dO's holds Diag(beta) v and
-// v_new's A^T dA; kda's dG is summed in the place of q and k at the end.
+// its accumulators. Every operand of the chunk is copied into shared memory (cp.async) at the
+// start, in three groups waited for one by one as the steps come to read them (the gates, beta,
+// dO and v_new for dB; q, k, h and dh for dq~ and dk; dv2, v and A for the rest), so that the
+// first products run while the rest arrive; once h and dh are read, their place holds dw and
+// Diag(beta) k<, dO's holds Diag(beta) v and v_new's A^T dA; kda's dG is summed in the place of q
+// and k at the end.
 #include "detail/chunk_device.cuh" // at_k, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
 #include "detail/delta_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
-                             // rows_times, rows_times_transposed, transposed_times_rows,
-                             // lower_rows_times_transposed, each_entry_of_side, store_rows,
-                             // quad_sum, column_sum, warp_sum
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
+    // sum_chunk_gates, rows_times, rows_times_transposed, transposed_times_rows,
+    // lower_rows_times_transposed, each_entry_of_side, store_rows,
+    // quad_sum, column_sum, warp_sum
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -104,24 +107,30 @@ __global__ void __launch_bounds__(BWD_THREADS)
   const long stride_k = static_cast<long>(d.H) * K, stride_v = static_cast<long>(d.H) * V;
   In(*h)[S::LV] = reinterpret_cast<In(*)[S::LV]>(s.states);
   In(*dh)[S::LV] = h + K;
-  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
-  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, stride_k, C, n, K);
-  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, stride_v, C, n, V);
+  // three groups of copies, in the order the steps read them, so that dB's product starts while
+  // the rest arrive: the gates, beta, dO and v_new (dB); q, k, h and dh (dq~, dk_o, dk_s); dv2, v
+  // and A (the rest)
+  copy_gates_async<K, SCALAR>(s.gates, g, rows, hd, d);
+  if (tid < C) // a row past n reads nothing
+    mma::copy_async<4>(&s.beta[tid], beta + row_at + (tid < n ? static_cast<long>(tid) * d.H : 0),
+                       tid >= n);
   copy_rows_async(&s.d_o[0][0], S::LV, d_o + row_at * V, stride_v, C, n, V);
   copy_rows_async(&s.v_new[0][0], S::LV, static_cast<const In *>(x.v_new) + row_at * V, stride_v, C,
                   n, V);
-  copy_rows_async(&s.dv2[0][0], S::LV, static_cast<const In *>(x.dv2) + row_at * V, stride_v, C, n,
-                  V);
-  copy_rows_async(&s.a[0][0], S::LC, static_cast<const In *>(x.A) + row_at * C,
-                  static_cast<long>(d.H) * C, C, n, C);
+  mma::commit_copies();
+  copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
+  copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, stride_k, C, n, K);
   copy_rows_async(&h[0][0], S::LV, static_cast<const In *>(x.h) + state_at, V, K, K, V);
   copy_rows_async(&dh[0][0], S::LV, static_cast<const In *>(x.dh) + state_at, V, K, K, V);
   mma::commit_copies();
-  if (tid < C)
-    s.beta[tid] = tid < n ? beta[row_at + static_cast<long>(tid) * d.H] : 0.0f;
-  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, nullptr); // synchronises
-  mma::wait_copies();
-  __syncthreads();
+  copy_rows_async(&s.dv2[0][0], S::LV, static_cast<const In *>(x.dv2) + row_at * V, stride_v, C, n,
+                  V);
+  copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, stride_v, C, n, V);
+  copy_rows_async(&s.a[0][0], S::LC, static_cast<const In *>(x.A) + row_at * C,
+                  static_cast<long>(d.H) * C, C, n, C);
+  mma::commit_copies();
+  mma::wait_copies_but<2>();                                 // the gates, beta, dO and v_new
+  sum_chunk_gates<K, SCALAR>(s.gates, rows, hd, d, nullptr); // synchronises first and last
   const float(*g_cum)[Gates::LG] = s.gates.g;
   const float *up = s.gates.row_up,
               *to_end = s.gates.row_to_end; // scalar: e^{g_cum}, e^{gl - g_cum}
@@ -134,14 +143,6 @@ __global__ void __launch_bounds__(BWD_THREADS)
   // its last (upper_decayed_product)
   unsigned suffix = 0, prefix = 0;
   float left_out[SCALAR ? 1 : NK * 4]; // kda: the terms a product left out (lower_left_out)
-  if constexpr (!SCALAR) {
-    // the factors scaled up: k against the first row; q, and k beta, against the last
-    const float k_size = factor_magnitude<In, K>(&s.k[0][0], S::LK, row0);
-    suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f, k_size);
-    prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f,
-                              fmaxf(factor_magnitude<In, K>(&s.q[0][0], S::LK, row0),
-                                    factor_magnitude<In, K>(&s.k[0][0], S::LK, row0, s.beta)));
-  }
 
   // this lane's parts of dbeta (and, for a scalar gate, of dG) of its rows row0 + lane / 4 (u = 0)
   // and + 8 (u = 1), and of the last row's sum_j k_j . dk_s_j; dk (and kda's dG) summed over the
@@ -168,7 +169,16 @@ __global__ void __launch_bounds__(BWD_THREADS)
       s.m[i][j] = to<In>(j < i ? (SCALAR ? y * side_g.decay(nt, e) : y) : 0.0f);
     });
   }
+  mma::wait_copies_but<1>(); // q, k, h and dh
   __syncthreads();
+  if constexpr (!SCALAR) {
+    // the factors scaled up: k against the first row; q, and k beta, against the last
+    const float k_size = factor_magnitude<In, K>(&s.k[0][0], S::LK, row0);
+    suffix = wide_rows<In, K>(g_cum, row0, row0, 1.0f, k_size);
+    prefix = wide_rows<In, K>(g_cum, row0, row0 + SUB - 1, -1.0f,
+                              fmaxf(factor_magnitude<In, K>(&s.q[0][0], S::LK, row0),
+                                    factor_magnitude<In, K>(&s.k[0][0], S::LK, row0, s.beta)));
+  }
 
   // -- dq~ = e^{g_cum} . (dO h^T) + sum_{j<i} dB_ij k_j . e^{g_cum_i - g_cum_j};
   //    dq = scale (dq~ + dB_ii k_i)
@@ -246,12 +256,21 @@ __global__ void __launch_bounds__(BWD_THREADS)
   }
 
   // -- dw = -dv2 h^T, and sum(h . dh) (kda: per key), before h and dh give their place to dw
+  mma::wait_copies(); // dv2, v and A
+  __syncthreads();
   mma::Acc dw_acc[NK];
   rows_times_transposed(dw_acc, &s.dv2[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
   if constexpr (SCALAR) {
     float h_dh = 0;
-    for (int e = tid; e < K * V; e += BWD_THREADS)
-      h_dh += val(h[e / V][e % V]) * val(dh[e / V][e % V]);
+    for (int e = tid; e < K * (V / 8); e += BWD_THREADS) { // 8 entries a load
+      const int key = e / (V / 8), col0 = (e % (V / 8)) * 8;
+      alignas(16) In h8[8], dh8[8];
+      *reinterpret_cast<uint4 *>(h8) = *reinterpret_cast<const uint4 *>(&h[key][col0]);
+      *reinterpret_cast<uint4 *>(dh8) = *reinterpret_cast<const uint4 *>(&dh[key][col0]);
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        h_dh += val(h8[u]) * val(dh8[u]);
+    }
     h_dh = warp_sum(h_dh);
     if (lane == 0)
       s.last_row[warp][0] = h_dh;
@@ -275,15 +294,11 @@ __global__ void __launch_bounds__(BWD_THREADS)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       dw[row0 + mma::acc_row(e)][kcol0 + nt * 8 + mma::acc_col(e)] = to<In>(-dw_acc[nt].x[e]);
-  for (int e = tid; e < C * K; e += BWD_THREADS) {
-    const int i = e / K, col = e % K;
-    const float k_up = val(s.k[i][col]) * (SCALAR ? up[i] : fast_exp(g_cum[i][col]));
-    bk[i][col] = to<In>(s.beta[i] * k_up);
-  }
-  for (int e = tid; e < C * V; e += BWD_THREADS) {
-    const int i = e / V, col = e % V;
-    bv[i][col] = to<In>(s.beta[i] * val(s.v[i][col]));
-  }
+  map_rows<In, K>(&bk[0][0], S::LK, &s.k[0][0], S::LK, C, [&](int i, int col, float k_ic) {
+    return s.beta[i] * (k_ic * (SCALAR ? up[i] : fast_exp(g_cum[i][col])));
+  });
+  map_rows<In, V>(&bv[0][0], S::LV, &s.v[0][0], S::LV, C,
+                  [&](int i, int, float v_ic) { return s.beta[i] * v_ic; });
   __syncthreads();
 
   // -- dA = dv2 (Diag(beta) v)^T + dw (Diag(beta) k<)^T below the diagonal, in the input type

@@ -45,7 +45,7 @@
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_sizes, in, out, C
 #include "detail/delta_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
                              // store_decayed_factors, factored_scores, pairwise_scores,
                              // wide_rows, rows_times, store_rows, unit_lower_inverse, a_times,
                              // store_scores, PAD, SUB
@@ -77,16 +77,23 @@ template <class T, int K, int V, bool SCALAR> struct WyShared {
 
 /// The start of both WY kernels: chunk `rows`' q, k and v copied into the tiles at q_to, k_to and
 /// v_to (LK, LV values a row; rows past n zero), beta into beta_to, and the chunk's gates made.
-/// Without READ_Q q's tile is left as it is (nothing reads it). Called by the whole block; ends
-/// synchronised with q and k in, while v's copy may still be on its way (the scores do not read
-/// it): mma::wait_copies() before the barrier past which v is read.
+/// Three groups of copies: the gates and beta (with any copy the caller left open), then q and k,
+/// then v; the gates are summed while q and k arrive. Without READ_Q q's tile is left as it is
+/// (nothing reads it). Called by the whole block; ends synchronised with q and k in, while v's
+/// copy may still be on its way (the scores do not read it): mma::wait_copies() before the
+/// barrier past which v is read.
 template <class In, int K, int V, bool SCALAR, bool READ_Q = true, bool READ_V = true, bool COMPACT>
 __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, float *beta_to,
                               ChunkGates<K, COMPACT> &gates, const In *q, const In *k, const In *v,
                               const float *g, const float *beta, ChunkRows rows, int hd,
                               const ChunkDims &d, float *g_cum_out) {
-  const int n = rows.n;
+  const int n = rows.n, tid = threadIdx.x;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_gates_async<K, SCALAR>(gates, g, rows, hd, d);
+  if (tid < C) // a row past n reads nothing
+    mma::copy_async<4>(&beta_to[tid], beta + row_at + (tid < n ? static_cast<long>(tid) * d.H : 0),
+                       tid >= n);
+  mma::commit_copies();
   if constexpr (READ_Q)
     copy_rows_async(q_to, LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(k_to, LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
@@ -94,10 +101,8 @@ __device__ void load_wy_chunk(In *q_to, In *k_to, In *v_to, int LK, int LV, floa
   if constexpr (READ_V)
     copy_rows_async(v_to, LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
   mma::commit_copies();
-  if (threadIdx.x < C)
-    beta_to[threadIdx.x] =
-        threadIdx.x < n ? beta[row_at + static_cast<long>(threadIdx.x) * d.H] : 0.0f;
-  chunk_gates<K, SCALAR>(gates, g, rows, hd, d, g_cum_out);
+  mma::wait_copies_but<2>(); // the gates and beta
+  sum_chunk_gates<K, SCALAR>(gates, rows, hd, d, g_cum_out);
   mma::wait_copies_but_last(); // q and k
   __syncthreads();
 }
@@ -355,7 +360,7 @@ template <class T, int K, bool SCORES> struct AOnlyShared {
 };
 
 template <class In, int K, bool SCORES>
-__global__ void __launch_bounds__(WY_THREADS, 3)
+__global__ void __launch_bounds__(WY_THREADS, SCORES ? 3 : 4)
     chunk_delta_a_tc_kernel(const In *q, const In *k, const float *g, const float *beta, In *A,
                             In *Aqk, DeviceChunkTable t, ChunkDims d) {
   using S = AOnlyShared<In, K, SCORES>;
@@ -419,7 +424,7 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
   const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
   const ChunkRows rows = chunk_rows(t, c);
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
-  // A's rows join q's and k's group of copies (rows past n zero)
+  // A's rows join the gates' group of copies (load_wy_chunk; rows past n zero)
   copy_rows_async(&s.a16[0][0], S::LC, A + row_at * C, static_cast<long>(d.H) * C, C, rows.n, C);
   // q is read for qd and Aqk alone: a scalar gate's row factors take qd's place
   load_wy_chunk<In, K, V, SCALAR, SCORES || !SCALAR>(&s.q[0][0], &s.k[0][0], &s.v[0][0], S::LK,

@@ -45,7 +45,7 @@
 #include "detail/chunk_device.cuh" // at_state, at_score, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, with_sizes, in, out, C
 #include "detail/dplr_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
                              // store_decayed_factors, factored_scores, pairwise_scores,
                              // wide_rows, each_entry_of_side, rows_times, store_rows,
                              // unit_lower_inverse, a_times, store_scores, PAD, SUB
@@ -92,13 +92,16 @@ __global__ void __launch_bounds__(WY_THREADS)
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   const long key_stride = static_cast<long>(d.H) * K;
+  copy_gates_async<K, false>(s.gates, g, rows, hd, d); // first, and summed while the rest arrive
+  mma::commit_copies();
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, key_stride, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, key_stride, C, n, K);
   copy_rows_async(&s.a[0][0], S::LK, b_fla + row_at * K, key_stride, C, n, K);
   copy_rows_async(&s.d[0][0], S::LK, a_fla + row_at * K, key_stride, C + 1, n, K);
   copy_rows_async(&s.v[0][0], S::LV, v + row_at * V, static_cast<long>(d.H) * V, C, n, V);
   mma::commit_copies();
-  chunk_gates<K, false>(s.gates, g, rows, hd, d, st.g_cum);
+  mma::wait_copies_but_last(); // the gates
+  sum_chunk_gates<K, false>(s.gates, rows, hd, d, st.g_cum);
   mma::wait_copies();
   __syncthreads();
   const float(*g_cum)[LG] = s.gates.g;
@@ -544,6 +547,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   const long key_stride = static_cast<long>(d.H) * K, score_stride = static_cast<long>(d.H) * C;
+  copy_gates_async<K, false>(s.gates, g, rows, hd, d); // first, and summed while the rest arrive
+  mma::commit_copies();
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, key_stride, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, key_stride, C, n, K);
   copy_rows_async(&s.a[0][0], S::LK, b_fla + row_at * K, key_stride, C, n, K);
@@ -564,7 +569,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
     s.diag[2][tid] = tid < n - 1 ? y.diag_bk_up[at] : 0.0f;
     s.diag[3][tid] = tid < n - 1 ? y.diag_ba_up[at] : 0.0f;
   }
-  chunk_gates<K, false>(s.gates, g, rows, hd, d, nullptr);
+  mma::wait_copies_but_last(); // the gates
+  sum_chunk_gates<K, false>(s.gates, rows, hd, d, nullptr);
   mma::wait_copies();
   __syncthreads();
   const float(*g_cum)[LG] = s.gates.g;

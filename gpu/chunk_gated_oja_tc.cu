@@ -37,7 +37,7 @@
 #include "detail/chunk_device.cuh" // chunk_rows, check, allow_shared_memory, with_sizes,
                                    // in, out, C, max_shared_bytes
 #include "detail/gated_oja_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, chunk_gates,
+#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
                              // wide_rows, lower_rows_times_transposed, rows_times_transposed,
                              // lower_decayed_product, lower_left_out, lower_decayed_entry,
                              // each_entry_of_side, store_rows, PAD, SUB
@@ -77,6 +77,9 @@ __global__ void __launch_bounds__(OJA_THREADS, SPLIT == 1 ? 1 : 2)
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   const long stride_k = static_cast<long>(d.H) * K, stride_v = static_cast<long>(d.H) * V;
+  // the gates first, and summed while the rest arrive
+  copy_gates_async<VB, false>(s.gates, g + col_base, rows, hd, d, V);
+  mma::commit_copies();
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
   copy_rows_async(&s.k_new[0][0], S::LK, k_new + row_at * K, stride_k, C, n, K);
   copy_rows_async(&s.v[0][0], S::LV, v + row_at * V + col_base, stride_v, C, n, VB);
@@ -85,7 +88,8 @@ __global__ void __launch_bounds__(OJA_THREADS, SPLIT == 1 ? 1 : 2)
                       static_cast<long>(col_base) * K,
                   K, VB, VB, K);
   mma::commit_copies();
-  chunk_gates<VB, false>(s.gates, g + col_base, rows, hd, d, nullptr, V); // synchronises
+  mma::wait_copies_but_last(); // the gates
+  sum_chunk_gates<VB, false>(s.gates, rows, hd, d, nullptr, V);
   mma::wait_copies();
   __syncthreads();
   const float(*g_cum)[ChunkGates<VB>::LG] = s.gates.g;

@@ -40,7 +40,7 @@
 #include "detail/chunk_device.cuh" // at_k, at_state, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
 #include "detail/gla_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
+#include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates, wide_rows,
                              // rows_times, rows_times_transposed, transposed_times_rows,
                              // store_rows, quad_sum, PAD, SUB
 #include "detail/mma.cuh"
@@ -79,6 +79,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
   const int n = rows.n;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
   const long state_at = (static_cast<long>(c) * d.H + hd) * K * V;
+  copy_gates_async<K, SCALAR>(s.gates, g, rows, hd, d); // first, and summed while the rest arrive
+  mma::commit_copies();
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(&s.kd[0][0], S::LK, kd + row_at * K, static_cast<long>(d.H) * K, C, n, K);
@@ -88,7 +90,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
   copy_rows_async(&s.h[0][0], S::LV, h16 + state_at, V, K, K, V);
   copy_rows_async(&s.dh[0][0], S::LV, dh16 + state_at, V, K, K, V);
   mma::commit_copies();
-  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, nullptr);
+  mma::wait_copies_but_last(); // the gates
+  sum_chunk_gates<K, SCALAR>(s.gates, rows, hd, d, nullptr);
   mma::wait_copies();
   __syncthreads();
   const float(*g_cum)[ChunkGates<K>::LG] = s.gates.g;

@@ -63,7 +63,7 @@
 #include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
 #include "detail/gla_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, chunk_gates, wide_rows,
+#include "detail/gla_tc.cuh" // to, val, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates, wide_rows,
                              // factored_scores, pairwise_scores, rows_times, PAD, SUB
 #include "detail/mma.cuh"
 
@@ -105,10 +105,13 @@ __global__ void __launch_bounds__(SCORE_THREADS)
   const int n = rows.n;
   float(*g_cum)[ChunkGates<K, SCALAR>::LG] = s.gates.g;
   const long row_at = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  copy_gates_async<K, SCALAR>(s.gates, g, rows, hd, d); // first, and summed while q and k arrive
+  mma::commit_copies();
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, static_cast<long>(d.H) * K, C, n, K);
   mma::commit_copies();
-  chunk_gates<K, SCALAR>(s.gates, g, rows, hd, d, g_cum_out);
+  mma::wait_copies_but_last(); // the gates
+  sum_chunk_gates<K, SCALAR>(s.gates, rows, hd, d, g_cum_out);
   mma::wait_copies();
   __syncthreads();
 

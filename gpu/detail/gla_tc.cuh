@@ -99,32 +99,19 @@ __device__ inline float fast_exp(float x) { return __expf(x); }
 /// for kernels of scalar gates only.
 template <int K, bool COMPACT = false> struct ChunkGates {
   static constexpr int LG = COMPACT ? 2 : K + 8;
-  alignas(16) float g[C][LG]; // 16-byte aligned: chunk_gates stores 4 gates at once
+  alignas(16) float g[C][LG]; // 16-byte aligned: copy_gates_async copies 4 gates at once
   float row_up[C], row_to_end[C];
 };
 
 /// chunk_local_cumsum of the chunk's rows into `s` (bitwise the CUDA-core kernel's: each gate
-/// column summed in row order; rows past n flat), written to g_cum_out too when given. A per-key
-/// gate's rows are ld_g values apart in g and g_cum_out (a block that takes K of them: g at its
-/// first). Called by the whole block; ends synchronised.
+/// column summed in row order; rows past n flat), from the chunk's raw gates already in s.g
+/// (copy_gates_async, its copies waited for), written to g_cum_out too when given (a per-key
+/// gate's rows ld_g values apart). Called by the whole block; starts and ends
+/// synchronised.
 template <int K, bool SCALAR, bool COMPACT>
-__device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows rows, int hd,
-                            const ChunkDims &d, float *g_cum_out, int ld_g = K) {
-  static_assert(SCALAR || !COMPACT, "a per-key gate needs K columns");
+__device__ void sum_chunk_gates(ChunkGates<K, COMPACT> &s, ChunkRows rows, int hd,
+                                const ChunkDims &d, float *g_cum_out, int ld_g = K) {
   const int tid = threadIdx.x, n = rows.n, last = n - 1;
-  if constexpr (SCALAR) {
-    if (tid < C)
-      s.g[tid][1] = tid < n ? g[static_cast<long>(rows.bos + tid) * d.H + hd] : 0.0f;
-  } else { // 4 a load; zeros past n
-    for (int e = tid; e < C * (K / 4); e += blockDim.x) {
-      const int r = e / (K / 4), col = (e % (K / 4)) * 4;
-      float4 x = make_float4(0, 0, 0, 0);
-      if (r < n)
-        x = *reinterpret_cast<const float4 *>(
-            g + (static_cast<long>(rows.bos + r) * d.H + hd) * ld_g + col);
-      *reinterpret_cast<float4 *>(&s.g[r][col]) = x;
-    }
-  }
   __syncthreads();
   if constexpr (SCALAR) {
     if (tid < C) { // row tid's g_cum (rows past n: gl's), and gl
@@ -150,6 +137,29 @@ __device__ void chunk_gates(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows
     }
   }
   __syncthreads();
+}
+
+/// The chunk's raw gates into s.g (a scalar gate: column 1), zeros past n, as copies (cp.async)
+/// in the caller's open group: for a kernel that starts them ahead of its tiles', so that they do
+/// not wait behind those; then, once that group is waited for, sum_chunk_gates. A per-key gate's
+/// rows are ld_g values apart in g. Called by the whole block.
+template <int K, bool SCALAR, bool COMPACT>
+__device__ void copy_gates_async(ChunkGates<K, COMPACT> &s, const float *g, ChunkRows rows, int hd,
+                                 const ChunkDims &d, int ld_g = K) {
+  static_assert(SCALAR || !COMPACT, "a per-key gate needs K columns");
+  const int tid = threadIdx.x, n = rows.n;
+  const long first = static_cast<long>(rows.bos) * d.H + hd; // row bos of head hd
+  if constexpr (SCALAR) {
+    if (tid < C) // a row past n reads nothing (its place: the first row's)
+      mma::copy_async<4>(&s.g[tid][1], g + first + (tid < n ? static_cast<long>(tid) * d.H : 0),
+                         tid >= n);
+  } else { // 4 a copy
+    for (int e = tid; e < C * (K / 4); e += blockDim.x) {
+      const int r = e / (K / 4), col = (e % (K / 4)) * 4;
+      mma::copy_async<16>(
+          &s.g[r][col], g + (first + static_cast<long>(r < n ? r : 0) * d.H) * ld_g + col, r >= n);
+    }
+  }
 }
 
 /// The decayed factors the sequential kernel takes (gpu/chunk_gla_tc.cu, chunk_gla_state_tc) of a
@@ -191,7 +201,7 @@ __device__ void store_decayed_factors(const In *q, const In *k, int ld,
 
 /// A scalar gate's row factors in place of qd and kd, for a sequential kernel that scales in fp32
 /// (TcStatePass::row_up): e^{g_cum} and e^{gl - g_cum} of each of the chunk's rows into row_up
-/// and row_to_end [B*T, H] (fp32). Called by the whole block after chunk_gates.
+/// and row_to_end [B*T, H] (fp32). Called by the whole block after sum_chunk_gates.
 template <int K, bool COMPACT>
 __device__ inline void store_row_factors(const ChunkGates<K, COMPACT> &s, ChunkRows rows, int hd,
                                          const ChunkDims &d, float *row_up, float *row_to_end) {

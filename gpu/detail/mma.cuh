@@ -166,6 +166,10 @@ __device__ inline void commit_copies() { asm volatile("cp.async.commit_group;\n"
 __device__ inline void wait_copies() { asm volatile("cp.async.wait_group 0;\n" ::); }
 /// Waits for every group of copies this thread started but the last one closed.
 __device__ inline void wait_copies_but_last() { asm volatile("cp.async.wait_group 1;\n" ::); }
+/// Waits for every group of copies this thread started but the last N closed.
+template <int N> __device__ inline void wait_copies_but() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 /// Named barrier `id` (1 to 15; 0 is __syncthreads') of `threads` threads, a multiple of 32:
 /// sync waits until that many have arrived or synced, arrive counts this thread and goes on. The
