@@ -344,6 +344,94 @@ double operand_floor(const Case &c, const Drawn &d, Policy policy, const std::st
   return u * std::sqrt(largest);
 }
 
+namespace {
+
+Tensor<double> as_double(const Tensor<float> &t) {
+  return t.map<double>([](float x) { return double(x); });
+}
+
+/// |x_i dx_i| at row bt (batch row times T plus t) and head h of [B, T, H, D] tensors x and dx,
+/// reduced to the gate's columns: per key or value for a gate of that kind (`per_column`),
+/// summed over D for a scalar gate; added into `sum`.
+template <class X, class DX>
+void add_row_products(const Tensor<X> &x, const Tensor<DX> &dx, std::size_t bt, std::size_t h,
+                      bool per_column, std::vector<double> &sum) {
+  if (x.empty() || dx.empty())
+    return;
+  const std::size_t H = x.dim(2), D = x.dim(3);
+  for (std::size_t e = 0; e < D; ++e) {
+    const std::size_t i = (bt * H + h) * D + e;
+    sum[per_column ? e : 0] += std::abs(double(x[i]) * double(dx[i]));
+  }
+}
+
+/// |s_ij ds_ij| of sequence n's [K, V] state s and its gradient ds at head h, reduced to the
+/// gate's columns (keys: over j; values: over i; scalar: over both); added into `sum`.
+template <class S, class DS>
+void add_state_products(const Tensor<S> &s, const Tensor<DS> &ds, std::size_t n, std::size_t h,
+                        GateKind gate, std::vector<double> &sum) {
+  if (s.empty() || ds.empty())
+    return;
+  const std::size_t H = s.dim(1), K = s.dim(2), V = s.dim(3);
+  for (std::size_t i = 0; i < K; ++i)
+    for (std::size_t j = 0; j < V; ++j) {
+      const std::size_t at = ((n * H + h) * K + i) * V + j;
+      const std::size_t col = gate == GateKind::key ? i : gate == GateKind::value ? j : 0;
+      sum[col] += std::abs(double(s[at]) * double(ds[at]));
+    }
+}
+
+} // namespace
+
+double gate_gradient_terms(KernelRule rule, const Inputs<float> &in, const Cotangents<float> &ct,
+                           const Grads<double> &truth, const Options &opts) {
+  const GateKind gate = gate_of(rule);
+  const std::size_t B = in.q.dim(0), T = in.q.dim(1), H = in.q.dim(2);
+  const std::size_t columns = gate == GateKind::key     ? in.q.dim(3)
+                              : gate == GateKind::value ? in.v.dim(3)
+                                                        : 1;
+  Output<double> out; // o and the final state, where a term reads them: the reference in double
+  if (gate == GateKind::value || !ct.d_ht.empty()) {
+    Options o = opts;
+    o.output_final_state = true;
+    const Inputs<double> wide{as_double(in.q), as_double(in.k),    as_double(in.v),
+                              as_double(in.g), as_double(in.beta), as_double(in.h0),
+                              as_double(in.a), as_double(in.b)};
+    out = chunk_forward_staged(rule, wide, o).out;
+  }
+  const bool key = gate == GateKind::key;
+  const bool chunk_local = rule != KernelRule::gla && rule != KernelRule::simple_gla;
+  double largest = 0;
+  for (const Sequence &seq : sequences_of(B, T, opts))
+    for (std::size_t h = 0; h < H; ++h) {
+      // dg's scopes: the sequence's chunks (chunk_local_cumsum_reverse), or the whole sequence
+      const std::size_t step = chunk_local ? opts.chunk_size : seq.length();
+      for (std::size_t begin = seq.begin; begin < seq.end; begin += step) {
+        const std::size_t end = std::min(begin + step, seq.end);
+        std::vector<double> sum(columns, 0.0); // the suffix from `begin`, the largest of the scope
+        if (begin == seq.begin)
+          add_state_products(in.h0, truth.dh0, seq.index, h, gate, sum);
+        if (end == seq.end)
+          add_state_products(out.final_state, ct.d_ht, seq.index, h, gate, sum);
+        for (std::size_t t = begin; t < end; ++t) {
+          const std::size_t bt = seq.batch * T + t;
+          if (gate == GateKind::value) {
+            add_row_products(out.o, ct.d_o, bt, h, true, sum);
+            add_row_products(in.v, truth.dv, bt, h, true, sum);
+          } else {
+            add_row_products(in.q, truth.dq, bt, h, key, sum);
+            add_row_products(in.k, truth.dk, bt, h, key, sum);
+            add_row_products(in.a, truth.da, bt, h, key, sum);
+            add_row_products(in.b, truth.db, bt, h, key, sum);
+          }
+        }
+        for (double x : sum)
+          largest = std::max(largest, x);
+      }
+    }
+  return largest;
+}
+
 std::string Case::describe() const {
   std::ostringstream s;
   s << name_of(rule) << " " << dtype_name(storage) << " B=" << B << " T=" << T << " H=" << H
@@ -428,6 +516,8 @@ std::string Verdict::summary() const {
   s << (holds() ? "holds" : "FAILS") << ", kernel error " << kernel_error << " vs twin "
     << twin_error << " (allowed " << allowed << " = " << twin_factor << " x max(twin, floor "
     << floor << "), ratio " << ratio() << "), max |truth| " << truth_max;
+  if (term_size > 0)
+    s << ", terms of size " << term_size;
   if (kernel_error > 0)
     s << "; worst element " << worst_index << ": kernel " << hexfloat(kernel_value) << ", twin "
       << hexfloat(twin_value) << ", truth " << truth_value;
@@ -436,9 +526,10 @@ std::string Verdict::summary() const {
 
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms,
-              double operand_floor) {
+              double operand_floor, double term_size) {
   Verdict v;
   v.operand_floor = operand_floor;
+  v.term_size = term_size;
   v.output = output;
   v.stored = stored;
   v.roundoff = unit_roundoff(stored);
@@ -476,9 +567,11 @@ Verdict judge(const std::string &output, DType stored, const Tensor<float> &kern
     v.truth_value = truth[v.worst_index];
     v.twin_value = twin[v.worst_index];
   }
-  // The sum's fp32 roundings, then (for a 16-bit output) its one rounding to the stored type.
+  // The sum's fp32 roundings, of the size of its terms where they cancel, then (for a 16-bit
+  // output) its one rounding to the stored type.
   const double sum_roundoff = std::sqrt(double(summed_terms)) * unit_roundoff(DType::fp32);
-  v.floor = (sum_roundoff + (stored == DType::fp32 ? 0.0 : v.roundoff)) * v.truth_max;
+  v.floor = sum_roundoff * std::max(v.truth_max, v.term_size) +
+            (stored == DType::fp32 ? 0.0 : v.roundoff) * v.truth_max;
   v.floor += v.operand_floor; // the roundings of the products' factors, where they are rounded
   v.allowed = twin_factor * std::max(v.twin_error, v.floor);
   return v;
@@ -527,8 +620,9 @@ Result check_backward(const Case &c, unsigned threads) {
   add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, to_double_tensor(truth.dq)));
   add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
   add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
-  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, to_double_tensor(truth.dg),
-               summed_terms(c, "dg")));
+  const Grads<double> truth64 = to_double_grads(truth);
+  add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, truth64.dg, summed_terms(c, "dg"), 0,
+               gate_gradient_terms(c.rule, d.in, d.ct, truth64, d.opts)));
   if (has_beta(c.rule))
     add(r, judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta,
                  to_double_tensor(truth.dbeta), summed_terms(c, "dbeta")));

@@ -7,7 +7,9 @@
 //           terms, the probabilistic size of rounding in an n-term fp32 sum: summed_terms; then,
 //           for an output stored in 16 bits, its one rounding to that type, u its unit roundoff:
 //           what no kernel storing it can avoid; for the scores under a policy that rounds
-//           product operands, plus the roundings of their factors: operand_floor),
+//           product operands, plus the roundings of their factors: operand_floor; for dg,
+//           whose sums cancel, the sqrt(n) roundings are of the size of its terms where that is
+//           larger than max_i |truth_i|: gate_gradient_terms),
 //   allowed = twin_factor max(twin_error, floor),
 // and the output passes when every element is finite (outputs are poisoned with NaN before
 // the launch, so an element never written fails) and kernel_error <= allowed. The truth is
@@ -100,6 +102,7 @@ struct Verdict {
   std::size_t worst_index = 0; ///< the worst element, or the first non-finite one
   double truth_max = 0, kernel_error = 0, twin_error = 0, floor = 0, allowed = 0;
   double operand_floor = 0; ///< the part of the floor from product operands' roundings
+  double term_size = 0;     ///< the size of the terms each element sums (gate_gradient_terms)
   /// Root mean squares over the elements: of the truth, of the kernel's and the twin's errors
   /// (kernel_rms / truth_rms is flash-linear-attention's error ratio).
   double truth_rms = 0, kernel_rms = 0, twin_rms = 0;
@@ -119,9 +122,29 @@ struct Verdict {
 /// must not fail for that.
 /// `operand_floor` (operand_floor()) is added to the floor as it stands: the size of the
 /// roundings of the factors of the output's products, where the policy rounds them.
+/// `term_size` (gate_gradient_terms()), where the output's sums can cancel: the sqrt(summed_terms)
+/// fp32 roundings are of the larger of the terms' size and the largest entry.
 Verdict judge(const std::string &output, DType stored, const Tensor<float> &kernel,
               const Tensor<float> &twin, const Tensor<double> &truth, std::size_t summed_terms = 1,
-              double operand_floor = 0);
+              double operand_floor = 0, double term_size = 0);
+
+/// \brief The size of the terms the gate's gradient dg sums, for judge's term_size: the largest,
+/// over every gate column and every row t, of sum |x_s dx_s| over the rows s >= t of t's scope
+/// (its chunk where dg is a suffix sum inside each chunk, its sequence for gla and simple_gla),
+/// for the pairs of an input and its gradient that the gate's factors multiply: q and k (and
+/// dplr_fla's a and b) for a gate over the keys, per key, or summed over the keys for a scalar
+/// gate; o and v for gated_oja's gate over the values, per value. The states' products are
+/// added where the scope meets them: |h0 dh0| at the sequence's start, |h_T dh_T| at its end (each
+/// reduced over the other side of the state). dx: the truth's gradients; o and h_T: the reference
+/// in double. The states' products at chunk ends inside a sequence are not counted.
+///
+/// dg's sums cancel: a row whose gate reaches nothing (the first row of a sequence without an
+/// initial state) has dg exactly 0, summed from terms such as q . dq and k . dk of a size far
+/// from 0. On one such case of one row (gated_delta_rule, kda, gated_oja, CUDA-core kernels) the
+/// twin's order cancelled exactly and the kernel's left 1.9e-8; with a floor from the largest
+/// entry, 0, that correct kernel failed.
+double gate_gradient_terms(KernelRule rule, const Inputs<float> &in, const Cotangents<float> &ct,
+                           const Grads<double> &truth, const Options &opts);
 
 /// \brief How many terms each element of an fp32 output sums, for judge's summed_terms: the
 /// intra-chunk scores (gla's and simple_gla's A, the delta rules' A0, dplr's A_qk, A_qa, A_ba,

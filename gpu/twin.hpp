@@ -110,6 +110,13 @@ template <class S> Tensor<double> to_double_tensor(const Tensor<S> &t) {
   return t.template map<double>([](const S &x) { return to_double(x); });
 }
 
+/// Every gradient of a truth read back as double.
+template <class S> Grads<double> to_double_grads(const Grads<S> &g) {
+  return {to_double_tensor(g.dq), to_double_tensor(g.dk),    to_double_tensor(g.dv),
+          to_double_tensor(g.dg), to_double_tensor(g.dbeta), to_double_tensor(g.dh0),
+          to_double_tensor(g.da), to_double_tensor(g.db)};
+}
+
 /// Every element of x rounded to the storage type t.
 inline Tensor<float> rounded(DType t, Tensor<float> x) {
   for (std::size_t i = 0; i < x.size(); ++i)

@@ -74,16 +74,19 @@ struct Reference {
   Grads<float> twin_g;
   Output<float128> truth;
   Grads<float128> truth_g;
+  double dg_terms; ///< the size of the terms dg sums (check::gate_gradient_terms)
 };
 
 Reference reference_of(const check::Case &c, const check::Drawn &d) {
   const Inputs<float128> in = widen(d.in);
+  Grads<float128> truth_g = chunk_backward(c.rule, in, widen(d.ct), d.opts);
+  const double dg_terms =
+      check::gate_gradient_terms(c.rule, d.in, d.ct, to_double_grads(truth_g), d.opts);
   return {twin_forward(c.rule, check::kernels_policy, c.storage, d.in, d.opts,
                        OutputTypes::kernels_of(c.storage)),
           twin_backward(c.rule, check::kernels_policy, c.storage, d.in, d.ct, d.opts,
                         OutputTypes::kernels_of(c.storage)),
-          chunk_forward_staged(c.rule, in, d.opts).out,
-          chunk_backward(c.rule, in, widen(d.ct), d.opts)};
+          chunk_forward_staged(c.rule, in, d.opts).out, std::move(truth_g), dg_terms};
 }
 
 /// Every verdict of a stand-in kernel against the twin and the truth on the same stored input.
@@ -100,7 +103,8 @@ std::vector<check::Verdict> judge_all(const check::Case &c, const Reference &ref
       check::judge("dv", c.storage, kernel.grads.dv, ref.twin_g.dv,
                    to_double_tensor(ref.truth_g.dv)),
       check::judge("dg", DType::fp32, kernel.grads.dg, ref.twin_g.dg,
-                   to_double_tensor(ref.truth_g.dg), check::summed_terms(c, "dg"))};
+                   to_double_tensor(ref.truth_g.dg), check::summed_terms(c, "dg"), 0,
+                   ref.dg_terms)};
   if (has_beta(c.rule))
     v.push_back(check::judge("dbeta", DType::fp32, kernel.grads.dbeta, ref.twin_g.dbeta,
                              to_double_tensor(ref.truth_g.dbeta), check::summed_terms(c, "dbeta")));
@@ -783,6 +787,93 @@ TEST_CASE("score_sums_of_squares_are_those_of_the_terms", "[twin]") {
         }
       }
     });
+}
+
+/// gla's and simple_gla's dg by the gate identity in fp32, in flash-linear-attention's order:
+/// dg_t = sum over the rows s >= t of t's sequence of (q_s . dq_s - k_s . dk_s) per key (summed
+/// over the keys for simple_gla), plus h_T . dh_T (summed over the values) where dh_T is given;
+/// dq and dk from the reference in fp32, h_T from its forward. `final_term` false leaves h_T .
+/// dh_T out: a planted bug.
+Tensor<float> dg_by_gate_identity(const check::Case &c, const check::Drawn &d,
+                                  bool final_term = true) {
+  Options opts = d.opts;
+  opts.output_final_state = true;
+  const Grads<float> g = chunk_backward(c.rule, d.in, d.ct, opts);
+  const Tensor<float> h_T = chunk_forward_staged(c.rule, d.in, opts).out.final_state;
+  const std::size_t T = c.T, H = c.H, K = c.K, V = c.V;
+  const bool per_key = gate_of(c.rule) == GateKind::key;
+  const std::size_t G = per_key ? K : 1;
+  Tensor<float> dg(d.in.g.shape());
+  for (const Sequence &seq : sequences_of(c.B, T, opts))
+    for (std::size_t h = 0; h < H; ++h) {
+      std::vector<float> suffix(G, 0.0f);
+      if (final_term && !d.ct.d_ht.empty())
+        for (std::size_t i = 0; i < K; ++i)
+          for (std::size_t j = 0; j < V; ++j) {
+            const std::size_t at = ((seq.index * H + h) * K + i) * V + j;
+            suffix[per_key ? i : 0] += h_T[at] * d.ct.d_ht[at];
+          }
+      for (std::size_t t = seq.end; t-- > seq.begin;) {
+        const std::size_t row = (seq.batch * T + t) * H + h;
+        for (std::size_t i = 0; i < K; ++i)
+          suffix[per_key ? i : 0] +=
+              d.in.q[row * K + i] * g.dq[row * K + i] - d.in.k[row * K + i] * g.dk[row * K + i];
+        for (std::size_t col = 0; col < G; ++col)
+          dg[row * G + col] = suffix[col];
+      }
+    }
+  return dg;
+}
+
+TEST_CASE("gate_identity_order_of_dg_passes_the_twin_verdict", "[twin]") {
+  // dg sums terms that cancel: a sequence's first row without an initial state has dg exactly
+  // 0, from q . dq and k . dk of ordinary size. A correct kernel summing them in its own order
+  // (here gla's gate identity, as flash-linear-attention computes dg) leaves a rounding there that
+  // the twin's order need not: the floor takes the size of the terms (check::gate_gradient_terms),
+  // not of dg. Judged with the terms' size left out, the first section's one-row case fails.
+  const auto judged = [](const check::Case &c, const Reference &ref, const Tensor<float> &dg,
+                         double terms) {
+    return check::judge("dg", DType::fp32, dg, ref.twin_g.dg, to_double_tensor(ref.truth_g.dg),
+                        check::summed_terms(c, "dg"), 0, terms);
+  };
+  SECTION("gla and simple_gla, one row, no initial state") {
+    for (KernelRule rule : {KernelRule::gla, KernelRule::simple_gla}) {
+      check::Case c;
+      c.rule = rule;
+      c.T = 1;
+      c.seed = 1; // no dh_T: the twin's order cancels to exactly 0 (seeds 1 to 39 all do)
+      const check::Drawn d = check::draw(c);
+      const Reference ref = reference_of(c, d);
+      const Tensor<float> dg = dg_by_gate_identity(c, d);
+      const check::Verdict with = judged(c, ref, dg, ref.dg_terms);
+      const check::Verdict without = judged(c, ref, dg, 0);
+      INFO(name_of(rule) << ": terms counted: " << with.summary()
+                         << "\nterms not counted: " << without.summary());
+      CHECK(with.truth_max < 0x1p-100 * ref.dg_terms); // 0, to the float128 truth's digits
+      CHECK(with.twin_error == with.truth_max);        // the twin's dg: exactly 0
+      CHECK(with.kernel_error > 0);
+      CHECK(with.holds());
+      CHECK_FALSE(without.holds());
+    }
+  }
+  for (KernelRule rule : {KernelRule::gla, KernelRule::simple_gla})
+    for (DType t : {DType::bf16, DType::fp16})
+      check::prop_cases(std::string(name_of(rule)) + " " + dtype_name(t), 12, [=] {
+        check::Case c = *cpu_case(rule, t);
+        if (*rc::gen::arbitrary<bool>()) // one row as often as not
+          c.T = 1, c.cu_seqlens.clear();
+        RC_LOG() << c.describe() << "\n";
+        const check::Drawn d = check::draw(c);
+        const Reference ref = reference_of(c, d);
+        const check::Verdict v = judged(c, ref, dg_by_gate_identity(c, d), ref.dg_terms);
+        RC_LOG() << v.summary() << "\n";
+        RC_ASSERT(v.holds());
+        // the other side: h_T . dh_T left out fails wherever dh_T reaches dg
+        const check::Verdict bug = judged(c, ref, dg_by_gate_identity(c, d, false), ref.dg_terms);
+        RC_LOG() << "without h_T . dh_T: " << bug.summary() << "\n";
+        if (c.has_dht && c.T > 0)
+          RC_ASSERT(!bug.holds());
+      });
 }
 
 TEST_CASE("planted_bugs_fail_the_twin_verdict", "[twin]") {
