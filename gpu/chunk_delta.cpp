@@ -120,9 +120,28 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
+/// How the fused kernel copies its keys' and A's tiles, from RULEPROOF_FUSED_COPIES in the
+/// environment: `tma` (the default: by the Tensor Memory Accelerator, a tile by one thread) or
+/// `threads` (cp.async, 16 bytes a thread of a warpgroup, as every other tile). Anything else is
+/// an error.
+bool fused_copies_by_tma() {
+  static const bool tma = [] {
+    const char *name = std::getenv("RULEPROOF_FUSED_COPIES");
+    if (!name || !*name || std::string_view(name) == "tma")
+      return true;
+    if (std::string_view(name) == "threads")
+      return false;
+    throw std::invalid_argument("RULEPROOF_FUSED_COPIES: '" + std::string(name) +
+                                "' is neither tma nor threads");
+  }();
+  return tma;
+}
+
 /// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
 detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
   detail::DeltaFusedPass p;
+  p.tma = fused_copies_by_tma();
+  p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
   p.q = args.q->data();
   p.k = args.k->data();
   p.v = args.v->data();

@@ -47,6 +47,14 @@
 // rows stored by rows is at k_major_at<R>(row, col), which serves as a K-major operand read along
 // its columns and as an MN-major one read along its rows (k^T in h's update, h and v_new as right
 // factors). 229 KB of shared memory at K = 128, one block an SM.
+//
+// The keys' and A's tiles come by the Tensor Memory Accelerator (DeltaFusedPass::tma, the default;
+// RULEPROOF_FUSED_COPIES=threads for cp.async): the first WY warpgroup's first thread issues each
+// as K / 8 (or 8) boxes of 8 columns by 64 rows (gpu/detail/tma.cuh), their bytes counted on the
+// mbarrier of that place of k, and the warpgroup waits there where it waited for its cp.async
+// (keys_in), zeroing the rows past a sequence's end, which the copy brings from the next sequence
+// (copy_tile zeroes them itself). Issuing those copies was the longest phase of the WY
+// warpgroups' step (reports/gpu/tensor_core.md).
 #include <cstdint>
 
 #include "detail/chunk_device.cuh" // at_v, at_state, at_score, sequence_chunk_rows, check,
@@ -54,6 +62,7 @@
 #include "detail/delta_launch.hpp"
 #include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
+#include "detail/tma.cuh"
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -102,7 +111,14 @@ template <class T, int K> struct alignas(16) FusedShared {
   };
   float g_raw[3][C], beta[3][C];                               // as k: chunks c, c + 1, c + 2
   float g_cum[2][C], row_up[2][C], row_to_end[2][C], decay[2]; // chunks c and c + 1
+  std::uint64_t keys_arrived[3]; // with DeltaFusedPass::tma: k's (and A's) copy of each k place
 };
+// the Tensor Memory Accelerator's destinations: 128-byte aligned
+using FusedBf16K128 = FusedShared<__nv_bfloat16, 128>;
+using FusedBf16K64 = FusedShared<__nv_bfloat16, 64>;
+static_assert(offsetof(FusedBf16K128, k) % 128 == 0 && offsetof(FusedBf16K128, a16) % 128 == 0 &&
+              offsetof(FusedBf16K128, a16_odd) % 128 == 0 &&
+              offsetof(FusedBf16K64, a16) % 128 == 0 && offsetof(FusedBf16K64, a16_odd) % 128 == 0);
 
 /// Row and first column of piece e (8 values, 16 bytes) of a tile of ROWS rows as a warpgroup
 /// moves it (copy_tile, store_tile): a warp's 32 pieces are 4 rows by 8 neighbouring pieces, so
@@ -172,7 +188,9 @@ struct AccGates {
 
 template <class In, int K, int V, bool A_GIVEN, bool STATES>
 __global__ void __launch_bounds__(FUSED_THREADS, 1)
-    chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d) {
+    chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d,
+                                const __grid_constant__ CUtensorMap keys_map,
+                                const __grid_constant__ CUtensorMap a_map) {
   using S = FusedShared<In, K>;
   constexpr int BV = FUSED_BV;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
@@ -203,15 +221,46 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    its queries
   const auto copy_keys = [&](int c) {
     const ChunkRows rows = rows_of(c);
-    copy_tile<C, K>(s.k[c % 3], k + row_at(rows) * K, keys, rows.n, tid);
+    if (p.tma) { // by the warpgroup's first thread; rows past n zeroed once in (keys_in)
+      if (tid == 0) {
+        wgmma::fence_shared_for_async(); // the places' earlier reads before the copy's writes
+        tma::arrive_expecting(&s.keys_arrived[c % 3], (C * K + (A_GIVEN ? C * C : 0)) * 2);
+        tma::copy_rows_k_major<K>(s.k[c % 3], keys_map, hd * K, rows.bos, &s.keys_arrived[c % 3]);
+        if constexpr (A_GIVEN)
+          tma::copy_rows_k_major<C>(a16_of(c), a_map, hd * C, rows.bos, &s.keys_arrived[c % 3]);
+      }
+    } else {
+      copy_tile<C, K>(s.k[c % 3], k + row_at(rows) * K, keys, rows.n, tid);
+      if constexpr (A_GIVEN)
+        copy_tile<C, C>(a16_of(c), static_cast<const In *>(p.A) + row_at(rows) * C,
+                        static_cast<long>(d.H) * C, rows.n, tid);
+    }
     if (tid < C) {
       const long at = row_at(rows) + static_cast<long>(tid < rows.n ? tid : 0) * d.H;
       mma::copy_async<4>(&s.g_raw[c % 3][tid], p.g + at, tid >= rows.n);
       mma::copy_async<4>(&s.beta[c % 3][tid], p.beta + at, tid >= rows.n);
     }
-    if constexpr (A_GIVEN)
-      copy_tile<C, C>(a16_of(c), static_cast<const In *>(p.A) + row_at(rows) * C,
-                      static_cast<long>(d.H) * C, rows.n, tid);
+  };
+  // with tma, by the first WY warpgroup once its copies are waited for: chunk c's keys (and A)
+  // in, the rows past n (the next sequence's, where a sequence ends inside the array) zeroed as
+  // copy_tile zeroes them
+  const auto keys_in = [&](int c) {
+    if (p.tma) {
+      tma::wait_barrier(&s.keys_arrived[c % 3], (c / 3) % 2);
+      const int n = rows_of(c).n;
+#pragma unroll 1
+      for (int e = tid; n < C && e < C * (K / 8); e += WARPGROUP) {
+        const TilePiece x = tile_piece<C>(e);
+        if (x.r >= n)
+          *reinterpret_cast<uint4 *>(&s.k[c % 3][tile_at<C>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
+      }
+#pragma unroll 1
+      for (int e = tid; A_GIVEN && n < C && e < C * (C / 8); e += WARPGROUP) {
+        const TilePiece x = tile_piece<C>(e);
+        if (x.r >= n)
+          *reinterpret_cast<uint4 *>(&a16_of(c)[tile_at<C>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
+      }
+    }
   };
   const auto copy_values = [&](int c) {
     const ChunkRows rows = rows_of(c);
@@ -497,6 +546,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    .aligned, which lets threads reach it from different places. The first WY warpgroup copies
   //    each chunk's keys and gates, the second its queries and values.
   const auto step_done = [] { asm volatile("barrier.sync 0;\n" ::: "memory"); };
+  if (p.tma) { // the keys' places' barriers, before any copy
+    if (threadIdx.x == 0)
+      for (int b = 0; b < 3; ++b)
+        tma::init_barrier(&s.keys_arrived[b], 1);
+    __syncthreads();
+  }
   if (wg == STATE_WG) {
 #pragma unroll
     for (int m = 0; m < K / 64; ++m)
@@ -533,6 +588,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       copy_keys(0);
       mma::commit_copies();
       mma::wait_copies();
+      keys_in(0);
       wgmma::fence_shared_for_async();
     } else if (chunks > 0) { // chunk 0's values, waited for inside wy(0)
       copy_values(0);
@@ -558,6 +614,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       }
       if (wy_first) {
         mma::wait_copies();
+        if (c + 2 < chunks)
+          keys_in(c + 2);
       } else if (c + 2 < chunks) { // the next chunk's values, once u's product is done with v,
         copy_values(c + 2);        // and this chunk's queries in
         mma::commit_copies();
@@ -577,7 +635,16 @@ void launch_fused(const DeltaFusedPass &p, const DeviceChunkTable &t, const Chun
   const int bytes = static_cast<int>(sizeof(FusedShared<In, K>));
   auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN, STATES>;
   allow_shared_memory(kernel, bytes, "chunk_delta_fused_tc_kernel");
-  kernel<<<dim3(t.N, d.H, V / FUSED_BV), FUSED_THREADS, bytes>>>(p, t, d);
+  // k [B * T, H * K] and A [B * T, H * C], by 64 rows (none where every sequence is empty: a
+  // tensor map has no dimension of size 0, and no block copies anything)
+  CUtensorMap keys_map{}, a_map{};
+  if (p.tma && p.rows > 0) {
+    const long HK = static_cast<long>(d.H) * K, HC = static_cast<long>(d.H) * C;
+    keys_map = tma::encode_rows_map(p.k, p.rows, HK, HK, C, d.fp16);
+    if (A_GIVEN)
+      a_map = tma::encode_rows_map(p.A, p.rows, HC, HC, C, d.fp16);
+  }
+  kernel<<<dim3(t.N, d.H, V / FUSED_BV), FUSED_THREADS, bytes>>>(p, t, d, keys_map, a_map);
 }
 
 } // namespace

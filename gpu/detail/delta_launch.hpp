@@ -109,6 +109,11 @@ struct DeltaFusedPass {
   /// 0)'s SM cycles since its start at the end of each of its phases (FusedEvent) in each of its
   /// first chunks; NaN where not reached
   float *timeline = nullptr;
+  /// the keys' and A's tiles copied by the Tensor Memory Accelerator (gpu/detail/tma.cuh), one
+  /// thread's instructions, in place of a warpgroup's cp.async (RULEPROOF_FUSED_COPIES=tma, the
+  /// default)
+  bool tma = false;
+  long rows = 0; ///< the rows of q, k, v and A (B * T): the tensor maps' extent, with tma
 };
 /// The phases whose ends DeltaFusedPass::timeline records, a chunk's row of the timeline: the WY
 /// warpgroups' for that chunk (made in the step before), the state's and the output's in its step.

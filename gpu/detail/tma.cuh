@@ -1,0 +1,99 @@
+// ruleproof: the Tensor Memory Accelerator (cp.async.bulk.tensor, sm_90): a tile copied from
+// global to shared memory by one instruction of one thread, its arrival counted in bytes on an
+// mbarrier. The kernels copy their tiles with cp.async, 16 bytes a thread (gpu/detail/mma.cuh);
+// in the fused forward (gpu/chunk_delta_fused_tc.cu) issuing those copies is the longest phase of
+// the step that sets its pace (reports/gpu/tensor_core.md). Its test is gpu/tests/tma_tests.cpp.
+//
+// A tile of 64 rows of K 16-bit values, row r at src + r * stride, lands in wgmma's K-major
+// core-matrix layout (gpu/detail/wgmma.cuh, k_major_at<64>) as K / 8 boxes of 8 values by 64 rows
+// of a two-dimensional tensor map (encode_rows_map): box j, columns [8 j, 8 j + 8), is the run of
+// 64 core-matrix rows at j * 64 * 8 values, which is that layout. Rows past the tensor map's last
+// row arrive as zeros.
+#pragma once
+
+#include <cuda.h> // CUtensorMap and its enums (types only: the encoder comes from the runtime)
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/detail/mma.cuh" // shared_address
+
+namespace ruleproof::gpu::detail::tma {
+
+/// \brief The tensor map of a [rows, columns] array of 16-bit values (row stride `stride`
+/// values, a multiple of 8; base 16-byte aligned), read in boxes of 8 columns by `box_rows`
+/// rows. Rows past `rows` and columns past `columns` arrive as zeros. Throws on an error.
+inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::uint64_t columns,
+                                   std::uint64_t stride, std::uint32_t box_rows, bool fp16) {
+  void *encode = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &encode, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !encode)
+    throw std::runtime_error("tma: the driver has no cuTensorMapEncodeTiled");
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {columns, rows}, strides[1] = {stride * 2};
+  const cuuint32_t box[2] = {8, box_rows}, steps[2] = {1, 1};
+  const CUresult r = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(encode)(
+      &map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      const_cast<void *>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("tma: cuTensorMapEncodeTiled failed with CUresult " +
+                             std::to_string(static_cast<int>(r)));
+  return map;
+}
+
+/// An mbarrier in shared memory that `count` threads arrive at once a phase.
+__device__ inline void init_barrier(std::uint64_t *barrier, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mma::shared_address(barrier)),
+               "r"(count)
+               : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// This thread arrives, and the phase also waits for `bytes` of copies to land.
+__device__ inline void arrive_expecting(std::uint64_t *barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   mma::shared_address(barrier)),
+               "r"(bytes)
+               : "memory");
+}
+/// Waits until the phase of parity `parity` is complete.
+__device__ inline void wait_barrier(std::uint64_t *barrier, unsigned parity) {
+  std::uint32_t done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(mma::shared_address(barrier)), "r"(parity)
+                 : "memory");
+}
+
+/// Starts the copy of the box at (column, row) of `map` to dst (128-byte aligned), its bytes
+/// counted on `barrier`.
+__device__ inline void copy_box(void *dst, const CUtensorMap &map, int column, int row,
+                                std::uint64_t *barrier) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(mma::shared_address(dst)),
+               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(column), "r"(row),
+               "r"(mma::shared_address(barrier))
+               : "memory");
+}
+
+/// Starts the copy of rows [row, row + 64) and columns [column, column + K) of `map` (boxes of 8
+/// columns by 64 rows) into dst in the K-major core-matrix layout of 64 rows, K / 8 boxes, by the
+/// calling thread alone; their 64 * K * 2 bytes counted on `barrier`.
+template <int K>
+__device__ inline void copy_rows_k_major(void *dst, const CUtensorMap &map, int column, int row,
+                                         std::uint64_t *barrier) {
+#pragma unroll 1
+  for (int j = 0; j < K / 8; ++j)
+    copy_box(static_cast<char *>(dst) + j * 64 * 16, map, column + 8 * j, row, barrier);
+}
+
+} // namespace ruleproof::gpu::detail::tma

@@ -1,0 +1,56 @@
+// ruleproof: the Tensor Memory Accelerator's copy of a tile into wgmma's K-major core-matrix
+// layout (gpu/detail/tma.cuh, copy_rows_k_major) against that layout written out
+// (gpu/detail/wgmma.cuh: element (r, k) of a 64-row tile at ((k / 8) * 8 + r / 8) * 64 + (r % 8) *
+// 8 + k % 8), bit for bit, rows past the array's end zero; label `gpu` (skipped where no Hopper
+// GPU is found, gpu_main.cpp). The same copy from columns moved by 8 must differ (the test's
+// failing side).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "gpu/tests/tma_copy.hpp"
+
+using ruleproof::gpu::test::TMA_K;
+using ruleproof::gpu::test::TMA_ROWS;
+using ruleproof::gpu::test::tma_rows_k_major;
+
+namespace {
+
+/// Where element (r, k) of a 64-row tile lies in the K-major layout (wgmma.cuh, k_major_at<64>).
+int k_major_at(int r, int k) {
+  return ((k / 8) * (TMA_ROWS / 8) + r / 8) * 64 + (r % 8) * 8 + k % 8;
+}
+
+/// The tile the copy must give: rows [row0, row0 + 64), columns [column0, column0 + 128) of src
+/// in the K-major layout, rows past `rows` zero.
+std::vector<std::uint16_t> expected_tile(const std::vector<std::uint16_t> &src, int rows,
+                                         int columns, int row0, int column0) {
+  std::vector<std::uint16_t> tile(TMA_ROWS * TMA_K);
+  for (int r = 0; r < TMA_ROWS; ++r)
+    for (int k = 0; k < TMA_K; ++k)
+      tile[k_major_at(r, k)] =
+          row0 + r < rows ? src[static_cast<std::size_t>(row0 + r) * columns + column0 + k] : 0;
+  return tile;
+}
+
+} // namespace
+
+TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
+  // an array of 150 rows of two heads of 128 values (as q [T, H, K] is), each value its own
+  // bits (index + 1, never 0, so that a zero is a zero fill)
+  const int rows = 150, columns = 2 * TMA_K;
+  std::vector<std::uint16_t> src(static_cast<std::size_t>(rows) * columns);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<std::uint16_t>(i % 65535 + 1);
+  const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}};
+  for (const auto &[row0, column0] : starts) {
+    INFO("rows from " << row0 << ", columns from " << column0);
+    const std::vector<std::uint16_t> got = tma_rows_k_major(src, rows, columns, row0, column0);
+    CHECK(got == expected_tile(src, rows, columns, row0, column0));
+    // the failing side: the same copy from the columns 8 further on is not this tile
+    if (column0 + TMA_K + 8 <= columns)
+      CHECK(tma_rows_k_major(src, rows, columns, row0, column0 + 8) != got);
+  }
+}
