@@ -297,11 +297,14 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 
 } // namespace
 
+bool dg_sums_inside_chunks(KernelRule rule) {
+  return rule != KernelRule::gla && rule != KernelRule::simple_gla;
+}
+
 std::size_t summed_terms(const Case &c, const std::string &output) {
-  const bool chunk_local_dg = c.rule != KernelRule::gla && c.rule != KernelRule::simple_gla;
   // The gate's gradient: dg, or dgk, dplr's by flash-linear-attention's name.
   if (output == "dg" || output == "dgk")
-    return chunk_local_dg ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
+    return dg_sums_inside_chunks(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
   if (output == "dbeta") // A^T dU . v, A^T dW . k, dA0 . X: V, K and the chunk's rows
     return c.K + c.V + std::min<std::size_t>(c.T, kernel_chunk_size);
   if (is_score_stage(c.rule, output)) // gated_oja's A0 = Diag(beta) (v v^T decayed): over V
@@ -400,7 +403,7 @@ double gate_gradient_terms(KernelRule rule, const Inputs<float> &in, const Cotan
     out = chunk_forward_staged(rule, wide, o).out;
   }
   const bool key = gate == GateKind::key;
-  const bool chunk_local = rule != KernelRule::gla && rule != KernelRule::simple_gla;
+  const bool chunk_local = dg_sums_inside_chunks(rule);
   double largest = 0;
   for (const Sequence &seq : sequences_of(B, T, opts))
     for (std::size_t h = 0; h < H; ++h) {
@@ -617,21 +620,21 @@ Result check_backward(const Case &c, unsigned threads) {
   const Inputs<float128> in128 = widen(d.in);
   const Cotangents<float128> ct128 = widen(d.ct);
   const Grads<float128> truth = chunk_backward(c.rule, in128, ct128, d.opts);
-  add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, to_double_tensor(truth.dq)));
-  add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, to_double_tensor(truth.dk)));
-  add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, to_double_tensor(truth.dv)));
   const Grads<double> truth64 = to_double_grads(truth);
+  add(r, judge("dq", c.storage, kernel.grads.dq, twin.dq, truth64.dq));
+  add(r, judge("dk", c.storage, kernel.grads.dk, twin.dk, truth64.dk));
+  add(r, judge("dv", c.storage, kernel.grads.dv, twin.dv, truth64.dv));
   add(r, judge("dg", DType::fp32, kernel.grads.dg, twin.dg, truth64.dg, summed_terms(c, "dg"), 0,
                gate_gradient_terms(c.rule, d.in, d.ct, truth64, d.opts)));
   if (has_beta(c.rule))
-    add(r, judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta,
-                 to_double_tensor(truth.dbeta), summed_terms(c, "dbeta")));
+    add(r, judge("dbeta", DType::fp32, kernel.grads.dbeta, twin.dbeta, truth64.dbeta,
+                 summed_terms(c, "dbeta")));
   if (has_ab(c.rule)) {
-    add(r, judge("da", c.storage, kernel.grads.da, twin.da, to_double_tensor(truth.da)));
-    add(r, judge("db", c.storage, kernel.grads.db, twin.db, to_double_tensor(truth.db)));
+    add(r, judge("da", c.storage, kernel.grads.da, twin.da, truth64.da));
+    add(r, judge("db", c.storage, kernel.grads.db, twin.db, truth64.db));
   }
   if (c.has_h0)
-    add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, to_double_tensor(truth.dh0)));
+    add(r, judge("dh0", DType::fp32, kernel.grads.dh0, twin.dh0, truth64.dh0));
   const std::size_t NC = kernel.dh.empty() ? 0 : kernel.dh.dim(0);
   const Tensor<float> twin_dh = [&] { // under the backward's policy, as the twin's gradients
     const emulation::Scope scope(roundings_or_throw(backward_policy(c), c.storage));

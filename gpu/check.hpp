@@ -160,6 +160,10 @@ double gate_gradient_terms(KernelRule rule, const Inputs<float> &in, const Cotan
 /// (gpu/tests/twin_tests.cpp, kernel_order_of_the_scores_passes_the_twin_verdict).
 std::size_t summed_terms(const Case &c, const std::string &output);
 
+/// Whether dg of `rule` is a suffix sum inside each chunk (chunk_local_cumsum_reverse: every rule
+/// but gla and simple_gla, whose dg sums over the whole sequence).
+bool dg_sums_inside_chunks(KernelRule rule);
+
 /// \brief The part of a score stage's floor that the roundings of its products' factors make,
 /// under `policy`: u max_i sqrt(sum_c t_ic^2), u the unit roundoff of the factors (0 under a
 /// policy that rounds none), t_ic the terms element i of the stage sums (the stages that
