@@ -263,11 +263,11 @@ std::vector<Verdict> judge_dump(KernelRule rule, const KernelDump<float> &d,
     if (k.empty())
       continue;
     expect_shape(name, k, tr.shape());
-    const bool gate_gradient = name == "dg" || name == "dgk"; // its sums cancel
     verdicts.push_back(gpu::check::judge(
         name, output_type(d, name), k, tw, tr, gpu::check::summed_terms(sizes, name), 0,
-        gate_gradient ? gpu::check::gate_gradient_terms(rule, d.in, d.ct, ref.truth_grads, d.opts)
-                      : 0));
+        gpu::check::is_gate_gradient(name)
+            ? gpu::check::gate_gradient_terms(rule, d.in, d.ct, ref.truth_grads, d.opts)
+            : 0));
     const bool along_time = reports::where_in(name, {0, 0, 0}).time.has_value(); // not a state
     if (profiles && along_time)
       for (const auto &[what, computed] : {std::pair{"kernel", &k}, std::pair{"twin", &tw}}) {

@@ -297,13 +297,14 @@ std::string bitwise_difference(const std::string &what, const Tensor<float> &a,
 
 } // namespace
 
+bool is_gate_gradient(const std::string &output) { return output == "dg" || output == "dgk"; }
+
 bool dg_sums_inside_chunks(KernelRule rule) {
   return rule != KernelRule::gla && rule != KernelRule::simple_gla;
 }
 
 std::size_t summed_terms(const Case &c, const std::string &output) {
-  // The gate's gradient: dg, or dgk, dplr's by flash-linear-attention's name.
-  if (output == "dg" || output == "dgk")
+  if (is_gate_gradient(output))
     return dg_sums_inside_chunks(c.rule) ? std::min<std::size_t>(c.T, kernel_chunk_size) : c.T;
   if (output == "dbeta") // A^T dU . v, A^T dW . k, dA0 . X: V, K and the chunk's rows
     return c.K + c.V + std::min<std::size_t>(c.T, kernel_chunk_size);

@@ -160,6 +160,10 @@ double gate_gradient_terms(KernelRule rule, const Inputs<float> &in, const Cotan
 /// (gpu/tests/twin_tests.cpp, kernel_order_of_the_scores_passes_the_twin_verdict).
 std::size_t summed_terms(const Case &c, const std::string &output);
 
+/// Whether `output` is the gate's gradient: dg, or dgk (dplr_fla's, by flash-linear-attention's
+/// name), whose sums can cancel (gate_gradient_terms).
+bool is_gate_gradient(const std::string &output);
+
 /// Whether dg of `rule` is a suffix sum inside each chunk (chunk_local_cumsum_reverse: every rule
 /// but gla and simple_gla, whose dg sums over the whole sequence).
 bool dg_sums_inside_chunks(KernelRule rule);

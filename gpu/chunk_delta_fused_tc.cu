@@ -146,6 +146,19 @@ __device__ void copy_tile(T *dst, const T *src, long stride, int valid, int tid)
   }
 }
 
+/// Zeroes rows [valid, ROWS) of a tile of ROWS x COLS 16-bit values held in the core-matrix
+/// layout (the rows a copy by the Tensor Memory Accelerator brings from past a sequence's end,
+/// where copy_tile writes zeros); by one warpgroup (tid its place), a thread 16 bytes at a time.
+template <int ROWS, int COLS, class T> __device__ void zero_rows_past(T *tile, int valid, int tid) {
+  static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
+#pragma unroll 1
+  for (int e = tid; valid < ROWS && e < ROWS * (COLS / 8); e += WARPGROUP) {
+    const TilePiece x = tile_piece<ROWS>(e);
+    if (x.r >= valid)
+      *reinterpret_cast<uint4 *>(&tile[tile_at<ROWS>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
+  }
+}
+
 /// Stores rows [0, valid) of a tile of ROWS x COLS 16-bit values held in src's core-matrix layout
 /// to dst (row r at dst + r * stride): by one warpgroup (tid its place), a thread 16 bytes at a
 /// time (tile_piece's places).
@@ -248,18 +261,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (p.tma) {
       tma::wait_barrier(&s.keys_arrived[c % 3], (c / 3) % 2);
       const int n = rows_of(c).n;
-#pragma unroll 1
-      for (int e = tid; n < C && e < C * (K / 8); e += WARPGROUP) {
-        const TilePiece x = tile_piece<C>(e);
-        if (x.r >= n)
-          *reinterpret_cast<uint4 *>(&s.k[c % 3][tile_at<C>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
-      }
-#pragma unroll 1
-      for (int e = tid; A_GIVEN && n < C && e < C * (C / 8); e += WARPGROUP) {
-        const TilePiece x = tile_piece<C>(e);
-        if (x.r >= n)
-          *reinterpret_cast<uint4 *>(&a16_of(c)[tile_at<C>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
-      }
+      zero_rows_past<C, K>(s.k[c % 3], n, tid);
+      if constexpr (A_GIVEN)
+        zero_rows_past<C, C>(a16_of(c), n, tid);
     }
   };
   const auto copy_values = [&](int c) {

@@ -28,11 +28,16 @@ namespace ruleproof::gpu::detail::tma {
 /// rows. Rows past `rows` and columns past `columns` arrive as zeros. Throws on an error.
 inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::uint64_t columns,
                                    std::uint64_t stride, std::uint32_t box_rows, bool fp16) {
-  void *encode = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &encode, 12000, cudaEnableDefault,
-                                       &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || !encode)
+  // the driver's encoder, looked up on the first call (null where the driver has none)
+  static void *const encode = [] {
+    void *entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const bool ok = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
+                                                     cudaEnableDefault, &found) == cudaSuccess &&
+                    found == cudaDriverEntryPointSuccess;
+    return ok ? entry : nullptr;
+  }();
+  if (!encode)
     throw std::runtime_error("tma: the driver has no cuTensorMapEncodeTiled");
   CUtensorMap map{};
   const cuuint64_t dims[2] = {columns, rows}, strides[1] = {stride * 2};
