@@ -8,9 +8,10 @@
 # second (read and written) against its copy bandwidth, and TFLOP/s against cuBLAS's bf16 matrix
 # rate. TFLOP/s counts the tensor pipe's operations with 16-bit sources and fp32 sums
 # (sm__ops_path_tensor_src_{bf16,fp16}_dst_fp32), which warpgroup MMA (wgmma) and mma.sync both add
-# to, at the FLOPs an operation stands for as the run itself gives it: most launches run mma.sync
-# alone, whose m16n8k16 instruction is 4096 FLOP, and the median of their ratios is taken when at
-# least half of them agree with it to 1% (on an H200, 1.000 over every such launch). The mma.sync
+# to, at the FLOPs an operation stands for as the run itself gives it: a launch of mma.sync alone,
+# whose m16n8k16 instruction is 4096 FLOP, gives that ratio, a launch of wgmma alone an eighth of
+# it, so the largest ratio is taken where every launch's lies between it and its eighth (on an
+# H200, 1.000; the median taken before gave 0.125 to a run whose launches were mostly wgmma). The mma.sync
 # instruction count alone would be wrong for wgmma: ncu counts each of a warpgroup's four warps'
 # wgmma instructions among them (sm__inst_executed_pipe_tensor_op_hmma), at 32768 FLOP each for
 # m64n64k16. Where the GPU's ncu has no such operation counter, mma.sync instructions alone are
@@ -85,11 +86,15 @@ for rule in rules:
     ops = lambda m: (m.get("sm__ops_path_tensor_src_bf16_dst_fp32.sum", 0)
                      + m.get("sm__ops_path_tensor_src_fp16_dst_fp32.sum", 0))
     counted = [m for ms in per.values() for m in ms if ops(m) > 0 and m.get("sm__inst_executed_pipe_tensor_op_hmma.sum", 0) > 0]
+    # an mma.sync launch gives the FLOPs of an operation (4096 an instruction); a wgmma launch an
+    # eighth of it (each of a warpgroup's four warps counted an instruction of 32768 FLOP), and a
+    # launch of both, between: the largest ratio is mma.sync's, where every ratio lies in [r / 8, r]
     per_op = sorted(4096 * m["sm__inst_executed_pipe_tensor_op_hmma.sum"] / ops(m) for m in counted)
-    median = per_op[len(per_op) // 2] if per_op else None
-    agree = [x for x in per_op if abs(x - median) <= 0.01 * median] if per_op else []
-    by_ops = 2 * len(agree) >= len(per_op) > 0
-    flop_per_op = median
+    largest = per_op[-1] if per_op else None
+    agree = [x for x in per_op if abs(x - largest) <= 0.01 * largest] if per_op else []
+    eighth = [x for x in per_op if abs(x - largest / 8) <= 0.01 * largest / 8] if per_op else []
+    by_ops = bool(per_op) and all(x >= 0.99 * largest / 8 for x in per_op)
+    flop_per_op = largest
     flops = lambda m: flop_per_op * ops(m) if by_ops else 4096 * m.get("sm__inst_executed_pipe_tensor_op_hmma.sum", 0)
     total = sum(m["gpu__time_duration.sum"] for ms in per.values() for m in ms)
     try:  # the ceilings gpu_bench measured in this run
@@ -104,8 +109,9 @@ for rule in rules:
               f"bf16 matrix rate {matrix_rate / 1e12:.0f} TFLOP/s.\n")
     if by_ops:
         print(f"TFLOP/s: the tensor pipe's 16-bit operations at {flop_per_op:.3f} FLOP each, the "
-              f"median over the {len(per_op)} launches with mma.sync-counted instructions, "
-              f"{len(agree)} of which agree with it to 1% (the others run wgmma, counted alike).\n")
+              f"largest ratio of mma.sync's FLOPs to operations over the {len(per_op)} launches "
+              f"with tensor instructions: {len(agree)} agree with it to 1%, {len(eighth)} give an "
+              f"eighth of it (wgmma alone), the rest lie between (both).\n")
     else:
         print("TFLOP/s: mma.sync instructions alone (4096 FLOP each), which miscount warpgroup MMA.\n")
     print("| kernel | launches | ms | share | us a launch | DRAM TB/s | TFLOP/s | SM % of peak "
