@@ -10,8 +10,9 @@
 # (sm__ops_path_tensor_src_{bf16,fp16}_dst_fp32), which warpgroup MMA (wgmma) and mma.sync both add
 # to, at the FLOPs an operation stands for as the run itself gives it: a launch of mma.sync alone,
 # whose m16n8k16 instruction is 4096 FLOP, gives that ratio, a launch of wgmma alone an eighth of
-# it, so the largest ratio is taken where every launch's lies between it and its eighth (on an
-# H200, 1.000; the median taken before gave 0.125 to a run whose launches were mostly wgmma). The mma.sync
+# it, so the largest ratio is taken where two launches or more give it and every launch's lies
+# between it and its eighth (on an H200, 1.000; the median taken before gave 0.125 to a run whose
+# launches were mostly wgmma). The mma.sync
 # instruction count alone would be wrong for wgmma: ncu counts each of a warpgroup's four warps'
 # wgmma instructions among them (sm__inst_executed_pipe_tensor_op_hmma), at 32768 FLOP each for
 # m64n64k16. Where the GPU's ncu has no such operation counter, mma.sync instructions alone are
@@ -88,12 +89,13 @@ for rule in rules:
     counted = [m for ms in per.values() for m in ms if ops(m) > 0 and m.get("sm__inst_executed_pipe_tensor_op_hmma.sum", 0) > 0]
     # an mma.sync launch gives the FLOPs of an operation (4096 an instruction); a wgmma launch an
     # eighth of it (each of a warpgroup's four warps counted an instruction of 32768 FLOP), and a
-    # launch of both, between: the largest ratio is mma.sync's, where every ratio lies in [r / 8, r]
+    # launch of both, between: the largest ratio is mma.sync's, where two launches or more give it
+    # and every ratio lies in [r / 8, r]
     per_op = sorted(4096 * m["sm__inst_executed_pipe_tensor_op_hmma.sum"] / ops(m) for m in counted)
     largest = per_op[-1] if per_op else None
     agree = [x for x in per_op if abs(x - largest) <= 0.01 * largest] if per_op else []
     eighth = [x for x in per_op if abs(x - largest / 8) <= 0.01 * largest / 8] if per_op else []
-    by_ops = bool(per_op) and all(x >= 0.99 * largest / 8 for x in per_op)
+    by_ops = len(agree) >= 2 and all(x >= 0.99 * largest / 8 for x in per_op)
     flop_per_op = largest
     flops = lambda m: flop_per_op * ops(m) if by_ops else 4096 * m.get("sm__inst_executed_pipe_tensor_op_hmma.sum", 0)
     total = sum(m["gpu__time_duration.sum"] for ms in per.values() for m in ms)

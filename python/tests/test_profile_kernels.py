@@ -55,7 +55,7 @@ def test_wgmma_is_counted_by_the_operation_counter(tmp_path):
     text, rows = render(tmp_path, [("a_kernel", 100000, 1e6, 4.096e9),
                                    ("b_kernel", 100000, 3e6, 12.288e9),
                                    ("fused_kernel", 200000, 1e6, 32.768e9)])
-    assert "at 1.000 FLOP each" in text and "2 of which agree" in text
+    assert "at 1.000 FLOP each" in text and "2 agree with it to 1%, 1 give an eighth" in text
     assert rows["chunk_a_kernel<bf16>"][6] == "41.0 (6%)"  # 4.096 GFLOP in 100 us
     fused = rows["chunk_fused_kernel<bf16>"]
     assert fused[6] == "163.8 (23%)"  # 32.768 GFLOP in 200 us (its instructions: 20.5)
@@ -67,5 +67,26 @@ def test_without_agreement_the_instructions_are_counted_and_said(tmp_path):
     text, rows = render(tmp_path, [("a_kernel", 100000, 1e6, 4.096e9),
                                    ("b_kernel", 100000, 1e6, 2.048e9),
                                    ("c_kernel", 100000, 1e6, 8.192e9)])
+    assert "mma.sync instructions alone" in text
+    assert rows["chunk_c_kernel<bf16>"][6] == "41.0 (6%)"
+
+
+def test_a_run_of_mostly_wgmma_launches_takes_mma_sync_ratio(tmp_path):
+    # two mma.sync launches and four of a wgmma kernel: the ratios' median (an eighth) would give
+    # every kernel an eighth of its rate; the largest, mma.sync's, gives each its own
+    text, rows = render(tmp_path, [("a_kernel", 100000, 1e6, 4.096e9),
+                                   ("b_kernel", 100000, 3e6, 12.288e9)] +
+                        [("fused_kernel", 200000, 1e6, 32.768e9)] * 4)
+    assert "at 1.000 FLOP each" in text and "2 agree with it to 1%, 4 give an eighth" in text
+    assert rows["chunk_a_kernel<bf16>"][6] == "41.0 (6%)"
+    assert rows["chunk_fused_kernel<bf16>"][6] == "163.8 (23%)"
+
+
+def test_a_ratio_above_mma_sync_given_by_one_launch_is_not_taken(tmp_path):
+    # one launch at twice the others' ratio: no two launches agree on the largest, so the
+    # instructions are counted and the table says so
+    text, rows = render(tmp_path, [("a_kernel", 100000, 1e6, 4.096e9),
+                                   ("b_kernel", 100000, 1e6, 4.096e9),
+                                   ("c_kernel", 100000, 1e6, 2.048e9)])
     assert "mma.sync instructions alone" in text
     assert rows["chunk_c_kernel<bf16>"][6] == "41.0 (6%)"
