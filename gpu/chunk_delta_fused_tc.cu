@@ -444,6 +444,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
                         tid);
     const float to_end[2] = {s.row_to_end[s2][wgmma::d_row(0)], s.row_to_end[s2][wgmma::d_row(2)]};
     wgmma::wait<0>();
+    mark(c, STATE_WH, tid == 0);
 #pragma unroll
     for (int e = 0; e < 32; e += 2) { // v_new = u - w h, and v_end = v_new . e^{gl - g_cum}
       const int at = tile_at<C>(wgmma::d_row(e), wgmma::d_col(e));

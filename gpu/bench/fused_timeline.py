@@ -29,6 +29,8 @@ PHASES = [
     ("state", "v_new = u - w h", "state_wy_done", "state_v_new", 0),
     ("state", "  of it, w h issued", "state_wy_done", "state_issued", 0),
     ("state", "  of it, w h done and v_new", "state_issued", "state_v_new", 0),
+    ("state", "    of that, w h done", "state_issued", "state_wh", 0),
+    ("state", "    of that, v_new and v_end stored", "state_wh", "state_v_new", 0),
     ("state", "h's update", "state_v_new", "state_update", 0),
     ("state", "waits for the output's q h, h's copy", "state_update", "state_copy", 0),
     ("state", "h's copy to the step's end", "state_copy", "state_end", 0),

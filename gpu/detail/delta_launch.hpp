@@ -136,16 +136,17 @@ enum FusedEvent {
   OUTPUT_STORED, ///< the output is stored
   WY_ARRIVED,    ///< the WY warpgroups have arrived at WY_DONE_BARRIER with the chunk's w and u
   STATE_ISSUED,  ///< the state warpgroup has issued w h
+  STATE_WH,      ///< its w h is done (before v_new's stores)
   OUTPUT_ISSUED, ///< the output warpgroup has issued q h and q k^T
   OUTPUT_QH,     ///< its q h is done
 };
 constexpr int fused_timeline_chunks = 64, fused_timeline_events = OUTPUT_QH + 1;
 /// FusedEvent's names, in its order (the timeline file's header)
 constexpr const char *fused_event_names[fused_timeline_events] = {
-    "wy_start",      "wy_kk",      "wy_a0",        "wy_solve",      "wy_factors",
-    "wy_w",          "wy_u",       "wy_step_end",  "state_wy_done", "state_v_new",
-    "state_update",  "state_copy", "state_end",    "output_scores", "output_v_new",
-    "output_stored", "wy_arrived", "state_issued", "output_issued", "output_qh"};
+    "wy_start",  "wy_kk",         "wy_a0",         "wy_solve",      "wy_factors",   "wy_w",
+    "wy_u",      "wy_step_end",   "state_wy_done", "state_v_new",   "state_update", "state_copy",
+    "state_end", "output_scores", "output_v_new",  "output_stored", "wy_arrived",   "state_issued",
+    "state_wh",  "output_issued", "output_qh"};
 
 /// gated_delta_rule's tensor-core forward in one kernel on warpgroup MMA (sm_90a): the WY
 /// representation, the state, v_new and the output of every chunk of a sequence in order, the
