@@ -137,10 +137,28 @@ bool fused_copies_by_tma() {
   return tma;
 }
 
+/// Who issues the fused kernel's copies of the keys and A by the Tensor Memory Accelerator, from
+/// RULEPROOF_FUSED_TMA in the environment: `warps` (the default: the first lane of each of the
+/// first WY warpgroup's warps, a quarter of the boxes each) or `thread` (its first thread, every
+/// box). Anything else is an error.
+bool fused_tma_by_one_thread() {
+  static const bool one = [] {
+    const char *name = std::getenv("RULEPROOF_FUSED_TMA");
+    if (!name || !*name || std::string_view(name) == "warps")
+      return false;
+    if (std::string_view(name) == "thread")
+      return true;
+    throw std::invalid_argument("RULEPROOF_FUSED_TMA: '" + std::string(name) +
+                                "' is neither warps nor thread");
+  }();
+  return one;
+}
+
 /// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
 detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
   detail::DeltaFusedPass p;
   p.tma = fused_copies_by_tma();
+  p.tma_thread = fused_tma_by_one_thread();
   p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
   p.q = args.q->data();
   p.k = args.k->data();

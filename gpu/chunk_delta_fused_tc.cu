@@ -49,12 +49,14 @@
 // factors). 229 KB of shared memory at K = 128, one block an SM.
 //
 // The keys' and A's tiles come by the Tensor Memory Accelerator (DeltaFusedPass::tma, the default;
-// RULEPROOF_FUSED_COPIES=threads for cp.async): the first WY warpgroup's first thread issues each
-// as K / 8 (or 8) boxes of 8 columns by 64 rows (gpu/detail/tma.cuh), their bytes counted on the
-// mbarrier of that place of k, and the warpgroup waits there where it waited for its cp.async
-// (keys_in), zeroing the rows past a sequence's end, which the copy brings from the next sequence
-// (copy_tile zeroes them itself). Issuing those copies was the longest phase of the WY
-// warpgroups' step (reports/gpu/tensor_core.md).
+// RULEPROOF_FUSED_COPIES=threads for cp.async): each as K / 8 (or 8) boxes of 8 columns by 64 rows
+// (gpu/detail/tma.cuh), the first lane of each of the first WY warpgroup's warps issuing a quarter
+// of them (RULEPROOF_FUSED_TMA=thread: its first thread every box, with which the WY warpgroups
+// started each chunk 780 to 1,340 cycles later), their bytes counted on the mbarrier of that place
+// of k, and the warpgroup waits there where it waited for its cp.async (keys_in), zeroing the rows
+// past a sequence's end, which the copy brings from the next sequence (copy_tile zeroes them
+// itself). Issuing those copies was the longest phase of the WY warpgroups' step
+// (reports/gpu/tensor_core.md).
 #include <cstdint>
 
 #include "detail/chunk_device.cuh" // at_v, at_state, at_score, sequence_chunk_rows, check,
@@ -234,13 +236,20 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    its queries
   const auto copy_keys = [&](int c) {
     const ChunkRows rows = rows_of(c);
-    if (p.tma) { // by the warpgroup's first thread; rows past n zeroed once in (keys_in)
-      if (tid == 0) {
+    if (p.tma) { // by the first lane of each of the warpgroup's warps, a share of the boxes each
+                 // (or its first thread alone, DeltaFusedPass::tma_thread): the barrier's phase
+                 // cannot end before the first's arrival, which expects every box's bytes; rows
+                 // past n zeroed once in (keys_in)
+      const int issuers = p.tma_thread ? 1 : WARPGROUP / 32, part = tid / 32;
+      if (tid % 32 == 0 && part < issuers) {
         wgmma::fence_shared_for_async(); // the places' earlier reads before the copy's writes
-        tma::arrive_expecting(&s.keys_arrived[c % 3], (C * K + (A_GIVEN ? C * C : 0)) * 2);
-        tma::copy_rows_k_major<K>(s.k[c % 3], keys_map, hd * K, rows.bos, &s.keys_arrived[c % 3]);
+        if (part == 0)
+          tma::arrive_expecting(&s.keys_arrived[c % 3], (C * K + (A_GIVEN ? C * C : 0)) * 2);
+        tma::copy_rows_k_major<K>(s.k[c % 3], keys_map, hd * K, rows.bos, &s.keys_arrived[c % 3],
+                                  part, issuers);
         if constexpr (A_GIVEN)
-          tma::copy_rows_k_major<C>(a16_of(c), a_map, hd * C, rows.bos, &s.keys_arrived[c % 3]);
+          tma::copy_rows_k_major<C>(a16_of(c), a_map, hd * C, rows.bos, &s.keys_arrived[c % 3],
+                                    part, issuers);
       }
     } else {
       copy_tile<C, K>(s.k[c % 3], k + row_at(rows) * K, keys, rows.n, tid);
@@ -628,6 +637,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       } else {
         mma::wait_copies();
       }
+      mark(c + 1, wy_first ? WY_WAITED : WY_WAITED_U, tid == 0);
       wgmma::fence_shared_for_async();
       step_done(); // chunk c + 1's tiles, WY factors and state copy are in
       mark(c + 1, WY_STEP_END, wy_tid == 0);

@@ -25,6 +25,8 @@ PHASES = [
     ("WY", "w to the step's end", "wy_w", "wy_step_end", 0),
     ("WY", "the step's end to the next chunk's start", "wy_step_end", "wy_start", -1),
     ("WY", "w to its arrival at WY_DONE", "wy_w", "wy_arrived", 0),
+    ("WY", "w to its copies waited for (first)", "wy_w", "wy_waited", 0),
+    ("WY", "u to its copies waited for (second)", "wy_u", "wy_waited_u", 0),
     ("state", "waits for w and u", "state_end", "state_wy_done", -1),
     ("state", "v_new = u - w h", "state_wy_done", "state_v_new", 0),
     ("state", "  of it, w h issued", "state_wy_done", "state_issued", 0),

@@ -113,6 +113,10 @@ struct DeltaFusedPass {
   /// thread's instructions, in place of a warpgroup's cp.async (RULEPROOF_FUSED_COPIES=tma, the
   /// default)
   bool tma = false;
+  /// with tma: the first WY warpgroup's first thread issues every box of a chunk's keys and A
+  /// (RULEPROOF_FUSED_TMA=thread), not the first lane of each of its four warps a quarter of them
+  /// (`warps`, the default)
+  bool tma_thread = false;
   long rows = 0; ///< the rows of q, k, v and A (B * T): the tensor maps' extent, with tma
 };
 /// The phases whose ends DeltaFusedPass::timeline records, a chunk's row of the timeline: the WY
@@ -139,14 +143,16 @@ enum FusedEvent {
   STATE_WH,      ///< its w h is done (before v_new's stores)
   OUTPUT_ISSUED, ///< the output warpgroup has issued q h and q k^T
   OUTPUT_QH,     ///< its q h is done
+  WY_WAITED,     ///< the first WY warpgroup's copies waited for, before the step's barrier
+  WY_WAITED_U,   ///< the second's likewise
 };
-constexpr int fused_timeline_chunks = 64, fused_timeline_events = OUTPUT_QH + 1;
+constexpr int fused_timeline_chunks = 64, fused_timeline_events = WY_WAITED_U + 1;
 /// FusedEvent's names, in its order (the timeline file's header)
 constexpr const char *fused_event_names[fused_timeline_events] = {
     "wy_start",  "wy_kk",         "wy_a0",         "wy_solve",      "wy_factors",   "wy_w",
     "wy_u",      "wy_step_end",   "state_wy_done", "state_v_new",   "state_update", "state_copy",
     "state_end", "output_scores", "output_v_new",  "output_stored", "wy_arrived",   "state_issued",
-    "state_wh",  "output_issued", "output_qh"};
+    "state_wh",  "output_issued", "output_qh",     "wy_waited",     "wy_waited_u"};
 
 /// gated_delta_rule's tensor-core forward in one kernel on warpgroup MMA (sm_90a): the WY
 /// representation, the state, v_new and the output of every chunk of a sequence in order, the

@@ -92,12 +92,13 @@ __device__ inline void copy_box(void *dst, const CUtensorMap &map, int column, i
 
 /// Starts the copy of rows [row, row + 64) and columns [column, column + K) of `map` (boxes of 8
 /// columns by 64 rows) into dst in the K-major core-matrix layout of 64 rows, K / 8 boxes, by the
-/// calling thread alone; their 64 * K * 2 bytes counted on `barrier`.
+/// calling thread alone, or its share of the boxes (part of parts: boxes part, part + parts, ...)
+/// where several threads issue them; their bytes counted on `barrier`.
 template <int K>
 __device__ inline void copy_rows_k_major(void *dst, const CUtensorMap &map, int column, int row,
-                                         std::uint64_t *barrier) {
+                                         std::uint64_t *barrier, int part = 0, int parts = 1) {
 #pragma unroll 1
-  for (int j = 0; j < K / 8; ++j)
+  for (int j = part; j < K / 8; j += parts)
     copy_box(static_cast<char *>(dst) + j * 64 * 16, map, column + 8 * j, row, barrier);
 }
 

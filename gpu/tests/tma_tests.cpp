@@ -1,9 +1,10 @@
 // ruleproof: the Tensor Memory Accelerator's copy of a tile into wgmma's K-major core-matrix
 // layout (gpu/detail/tma.cuh, copy_rows_k_major) against that layout written out
 // (gpu/detail/wgmma.cuh: element (r, k) of a 64-row tile at ((k / 8) * 8 + r / 8) * 64 + (r % 8) *
-// 8 + k % 8), bit for bit, rows past the array's end zero; label `gpu` (skipped where no Hopper
-// GPU is found, gpu_main.cpp). The same copy from columns moved by 8 must differ (the test's
-// failing side).
+// 8 + k % 8), bit for bit, rows past the array's end zero, by one thread and by a lane of each of
+// four warps (a quarter of the boxes each, as the fused forward issues its keys); label `gpu`
+// (skipped where no Hopper GPU is found, gpu_main.cpp). The same copy from columns moved by 8 must
+// differ (the test's failing side).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -45,12 +46,15 @@ TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
   for (std::size_t i = 0; i < src.size(); ++i)
     src[i] = static_cast<std::uint16_t>(i % 65535 + 1);
   const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}};
-  for (const auto &[row0, column0] : starts) {
-    INFO("rows from " << row0 << ", columns from " << column0);
-    const std::vector<std::uint16_t> got = tma_rows_k_major(src, rows, columns, row0, column0);
-    CHECK(got == expected_tile(src, rows, columns, row0, column0));
-    // the failing side: the same copy from the columns 8 further on is not this tile
-    if (column0 + TMA_K + 8 <= columns)
-      CHECK(tma_rows_k_major(src, rows, columns, row0, column0 + 8) != got);
-  }
+  for (const int issuers : {1, 4})
+    for (const auto &[row0, column0] : starts) {
+      INFO("rows from " << row0 << ", columns from " << column0 << ", " << issuers
+                        << " issuing threads");
+      const std::vector<std::uint16_t> got =
+          tma_rows_k_major(src, rows, columns, row0, column0, issuers);
+      CHECK(got == expected_tile(src, rows, columns, row0, column0));
+      // the failing side: the same copy from the columns 8 further on is not this tile
+      if (column0 + TMA_K + 8 <= columns)
+        CHECK(tma_rows_k_major(src, rows, columns, row0, column0 + 8, issuers) != got);
+    }
 }

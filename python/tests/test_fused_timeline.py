@@ -12,7 +12,8 @@ import fused_timeline  # noqa: E402
 
 EVENTS = ("wy_start wy_kk wy_a0 wy_solve wy_factors wy_w wy_u wy_step_end state_wy_done "
           "state_v_new state_update state_copy state_end output_scores output_v_new "
-          "output_stored wy_arrived state_issued state_wh output_issued output_qh").split()
+          "output_stored wy_arrived state_issued state_wh output_issued output_qh wy_waited "
+          "wy_waited_u").split()
 
 
 def chunk_row(c, step=1000):
@@ -25,7 +26,7 @@ def chunk_row(c, step=1000):
           "state_copy": own + 450, "state_end": own + 1000, "output_scores": own + 300,
           "output_v_new": own + 310, "output_stored": own + 400, "wy_arrived": wy + 720,
           "state_issued": own + 50, "state_wh": own + 120, "output_issued": own + 40,
-          "output_qh": own + 140}
+          "output_qh": own + 140, "wy_waited": wy + 900, "wy_waited_u": wy + 950}
     return "%d %s" % (c, " ".join(str(float(at[e])) for e in EVENTS))
 
 
@@ -50,11 +51,14 @@ def test_each_phase_is_the_cycles_between_its_events():
     assert got[("output", "  of it, q h and q k^T issued")] == [40.0] * 4
     assert got[("output", "  of it, q h done")] == [100.0] * 4
     assert got[("output", "  of it, q k^T done and Aqk")] == [160.0] * 4
+    assert got[("WY", "w to its copies waited for (first)")] == [200.0] * 4
+    assert got[("WY", "u to its copies waited for (second)")] == [350.0] * 4
 
 
 def test_a_timeline_without_the_later_events_leaves_their_phases_empty():
     old = [e for e in EVENTS if e not in ("wy_arrived", "state_issued", "state_wh",
-                                          "output_issued", "output_qh")]
+                                          "output_issued", "output_qh", "wy_waited",
+                                          "wy_waited_u")]
     lines = ["chunk " + " ".join(old)]
     for line in timeline(5)[1:]:
         fields = line.split()
@@ -63,6 +67,7 @@ def test_a_timeline_without_the_later_events_leaves_their_phases_empty():
            fused_timeline.phases(fused_timeline.last_call(lines))}
     assert got[("state", "  of it, w h issued")] == []
     assert got[("state", "    of that, w h done")] == []
+    assert got[("WY", "w to its copies waited for (first)")] == []
     assert got[("WY", "the solve")] == [300.0] * 3
 
 
