@@ -120,37 +120,33 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
+/// Whether the environment variable `variable` names a switch's other form: false where it is
+/// unset, empty or `usual` (the default form), true where it is `other`; anything else is an
+/// error.
+bool other_form(const char *variable, std::string_view usual, std::string_view other) {
+  const char *name = std::getenv(variable);
+  if (!name || !*name || usual == name)
+    return false;
+  if (other == name)
+    return true;
+  throw std::invalid_argument(std::string(variable) + ": '" + name + "' is neither " +
+                              std::string(usual) + " nor " + std::string(other));
+}
+
 /// How the fused kernel copies its keys' and A's tiles, from RULEPROOF_FUSED_COPIES in the
-/// environment: `tma` (the default: by the Tensor Memory Accelerator, a tile by one thread) or
-/// `threads` (cp.async, 16 bytes a thread of a warpgroup, as every other tile). Anything else is
-/// an error.
+/// environment: `tma` (the default: by the Tensor Memory Accelerator) or `threads` (cp.async, 16
+/// bytes a thread of a warpgroup, as every other tile).
 bool fused_copies_by_tma() {
-  static const bool tma = [] {
-    const char *name = std::getenv("RULEPROOF_FUSED_COPIES");
-    if (!name || !*name || std::string_view(name) == "tma")
-      return true;
-    if (std::string_view(name) == "threads")
-      return false;
-    throw std::invalid_argument("RULEPROOF_FUSED_COPIES: '" + std::string(name) +
-                                "' is neither tma nor threads");
-  }();
+  static const bool tma = !other_form("RULEPROOF_FUSED_COPIES", "tma", "threads");
   return tma;
 }
 
 /// Who issues the fused kernel's copies of the keys and A by the Tensor Memory Accelerator, from
 /// RULEPROOF_FUSED_TMA in the environment: `warps` (the default: the first lane of each of the
 /// first WY warpgroup's warps, a quarter of the boxes each) or `thread` (its first thread, every
-/// box). Anything else is an error.
+/// box).
 bool fused_tma_by_one_thread() {
-  static const bool one = [] {
-    const char *name = std::getenv("RULEPROOF_FUSED_TMA");
-    if (!name || !*name || std::string_view(name) == "warps")
-      return false;
-    if (std::string_view(name) == "thread")
-      return true;
-    throw std::invalid_argument("RULEPROOF_FUSED_TMA: '" + std::string(name) +
-                                "' is neither warps nor thread");
-  }();
+  static const bool one = other_form("RULEPROOF_FUSED_TMA", "warps", "thread");
   return one;
 }
 
