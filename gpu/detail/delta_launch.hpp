@@ -109,9 +109,9 @@ struct DeltaFusedPass {
   /// 0)'s SM cycles since its start at the end of each of its phases (FusedEvent) in each of its
   /// first chunks; NaN where not reached
   float *timeline = nullptr;
-  /// the keys' and A's tiles copied by the Tensor Memory Accelerator (gpu/detail/tma.cuh), one
-  /// thread's instructions, in place of a warpgroup's cp.async (RULEPROOF_FUSED_COPIES=tma, the
-  /// default)
+  /// the keys' and A's tiles copied by the Tensor Memory Accelerator (gpu/detail/tma.cuh), a few
+  /// threads' instructions (tma_thread), in place of a warpgroup's cp.async
+  /// (RULEPROOF_FUSED_COPIES=tma, the default)
   bool tma = false;
   /// with tma: the first WY warpgroup's first thread issues every box of a chunk's keys and A
   /// (RULEPROOF_FUSED_TMA=thread), not the first lane of each of its four warps a quarter of them
