@@ -150,6 +150,17 @@ bool fused_tma_by_one_thread() {
   return one;
 }
 
+/// Whether gated_delta_rule's tensor-core backward makes its state gradient's uses in place of
+/// storing it, from RULEPROOF_DELTA_DH in the environment: `stored` (the default: dh of every chunk
+/// stored in the input type for the backward kernel to read) or `uses` (the sequential kernel
+/// backwards makes dh's two uses itself, v_new dh^T and sum(h . dh), and dh is never stored; it
+/// holds gpu-check and is slower at the benchmark's shape, moving more bytes than it saves:
+/// reports/gpu/tensor_core.md, "The backward that never stores dh").
+bool state_gradient_uses() {
+  static const bool uses = other_form("RULEPROOF_DELTA_DH", "stored", "uses");
+  return uses;
+}
+
 /// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
 detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
   detail::DeltaFusedPass p;
@@ -410,8 +421,10 @@ TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::
 
 /// The backward of gated_delta_rule and kda on tensor cores: the WY kernel again (with A; from
 /// the saved A, or none where the forward kept its factors), the sequential kernel forwards (h at
-/// each chunk's start and v_new) and backwards (dh after each chunk, dv2 and dh0), all in the input
-/// type, then chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
+/// each chunk's start and v_new) and backwards (dh after each chunk, dv2 and dh0; gated_delta_rule
+/// with RULEPROOF_DELTA_DH=uses dh's two uses in place of dh: state_gradient_uses), all in the
+/// input type, then
+/// chunk_delta_bwd_tc (gpu/chunk_delta_bwd_tc.cu).
 DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
                                 const DeviceArray *d_ht, const ChunkTable &table,
                                 const detail::ChunkDims &d, const ChunkShapes &s,
@@ -479,19 +492,34 @@ DeltaGrads tensor_core_backward(const DeltaArgs &args, const DeviceArray &d_o,
     r.dh = output(DType::fp32, {s.NC, s.H, s.K, s.V}, poison);
   if (with_dh0)
     r.dh0 = output(DType::fp32, {s.N, s.H, s.K, s.V}, poison);
-  DeviceArray dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  // dh of every chunk in the input type; gated_delta_rule with RULEPROOF_DELTA_DH=uses: dh's two
+  // uses made backwards, dh never stored
+  const bool dh_uses = row_factors && state_gradient_uses();
+  DeviceArray dh16, dk_s, h_dh;
+  detail::StateGradientUses uses;
+  if (dh_uses) {
+    dk_s = output(DType::fp32, args.k->shape(), poison);
+    // each block of a sequence and head adds its half of v_new dh^T into it
+    detail::device_fill_bytes_queued(dk_s.data(), 0, dk_s.bytes());
+    h_dh = output(DType::fp32, {s.NC, s.H, s.V / detail::TC_BV}, poison);
+    uses = {v_new.data(), h16.data(), f32(dk_s), f32(h_dh)};
+  } else {
+    dh16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
+  }
   DeviceArray dv2 = output(in, args.v->shape(), poison);
-  detail::launch_state_gradients_tc(qd, d_o.data(), w, kd, Aqk, decay,
-                                    with_dht ? f32(d_ht) : nullptr, with_dh0 ? f32(r.dh0) : nullptr,
-                                    opts.return_stages ? f32(r.dh) : nullptr, dh16.data(),
-                                    dv2.data(), t, d, row_up, row_to_end);
+  detail::launch_state_gradients_tc(
+      qd, d_o.data(), w, kd, Aqk, decay, with_dht ? f32(d_ht) : nullptr,
+      with_dh0 ? f32(r.dh0) : nullptr, opts.return_stages ? f32(r.dh) : nullptr,
+      dh_uses ? nullptr : dh16.data(), dv2.data(), t, d, row_up, row_to_end, uses);
 
   r.dq = output(in, args.q->shape(), poison);
   r.dk = output(in, args.k->shape(), poison);
   r.dv = output(in, args.v->shape(), poison);
   r.dbeta = output(DType::fp32, args.beta->shape(), poison);
   r.dg = output(DType::fp32, args.g->shape(), poison);
-  const detail::DeltaTcBackward b{A, h16.data(), dh16.data(), v_new.data(), dv2.data()};
+  const detail::DeltaTcBackward b{
+      A,         h16.data(), dh_uses ? nullptr : dh16.data(), v_new.data(), dv2.data(),
+      f32(dk_s), f32(h_dh)};
   detail::launch_chunk_delta_bwd_tc(args.q->data(), args.k->data(), args.v->data(), f32(args.g),
                                     f32(args.beta), d_o.data(), b, r.dq.data(), r.dk.data(),
                                     r.dv.data(), f32(r.dbeta), f32(r.dg), t, d);

@@ -12,10 +12,13 @@
 // Before it, on the same path (gpu/chunk_delta.cpp): chunk_delta_wy_tc (Aqk, A, w, kd, qd), the
 // sequential kernel forwards (the states h at each chunk's start and v_new) and backwards (dh,
 // the state gradient after each chunk, and dv2, the whole gradient of v_new), all stored in the
-// input type. Per chunk of n <= 64 rows, g_cum its local cumulative gate (per key for kda), q~ =
-// scale q, gl = g_cum of its last row (rows past n zero, their gates flat), D_ij the decay from
-// row j to row i <= 1 (j <= i; e^{g_cum_i - g_cum_j}, per key for kda, where "(M . D) y" is
-// sum_j M_ij y_j . e^{g_cum_i - g_cum_j}), k< = k . e^{g_cum}:
+// input type; with RULEPROOF_DELTA_DH=uses gated_delta_rule's dh is not stored: the sequential
+// kernel backwards makes the two things this kernel reads it for, v_new dh^T (dk_s before its
+// factor, fp32) and sum(h . dh) (h_dh, a part a block of 64 values), which this kernel reads in
+// dh's place (DeltaTcBackward::dk_s). Per chunk of n <= 64 rows, g_cum its local cumulative gate
+// (per key for kda), q~ = scale q, gl = g_cum of its last row (rows past n zero, their gates
+// flat), D_ij the decay from row j to row i <= 1 (j <= i; e^{g_cum_i - g_cum_j}, per key for kda,
+// where "(M . D) y" is sum_j M_ij y_j . e^{g_cum_i - g_cum_j}), k< = k . e^{g_cum}:
 //   dB    = dO v_new^T  (j <= i)
 //   dq~_i = e^{g_cum_i} . (dO_i h^T) + sum_{j<i} dB_ij D_ij k_j      dq = scale (dq~ + dB_ii k)
 //   dk_o  = sum_{i>j} dB_ij D_ij q~_i,  dk_s = e^{gl - g_cum} . (v_new dh^T)
@@ -53,10 +56,10 @@
 #include "detail/chunk_device.cuh" // at_k, chunk_rows, check, allow_shared_memory,
                                    // with_input_type, in, out, C
 #include "detail/delta_launch.hpp"
-#include "detail/gla_tc.cuh" // to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
-    // sum_chunk_gates, rows_times, rows_times_transposed, transposed_times_rows,
-    // lower_rows_times_transposed, each_entry_of_side, store_rows,
-    // quad_sum, column_sum, warp_sum
+// gla_tc.cuh: to, val, fast_exp, copy_rows_async, ChunkGates, copy_gates_async, sum_chunk_gates,
+// rows_times, rows_times_transposed, transposed_times_rows, lower_rows_times_transposed,
+// each_entry_of_side, store_rows, quad_sum, column_sum, warp_sum, plus_products8
+#include "detail/gla_tc.cuh"
 #include "detail/mma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -121,7 +124,8 @@ __global__ void __launch_bounds__(BWD_THREADS)
   copy_rows_async(&s.q[0][0], S::LK, q + row_at * K, stride_k, C, n, K);
   copy_rows_async(&s.k[0][0], S::LK, k + row_at * K, stride_k, C, n, K);
   copy_rows_async(&h[0][0], S::LV, static_cast<const In *>(x.h) + state_at, V, K, K, V);
-  copy_rows_async(&dh[0][0], S::LV, static_cast<const In *>(x.dh) + state_at, V, K, K, V);
+  if (x.dh) // (gated_delta_rule with dh's uses, TcStatePass::dk_s, reads them in its place)
+    copy_rows_async(&dh[0][0], S::LV, static_cast<const In *>(x.dh) + state_at, V, K, K, V);
   mma::commit_copies();
   copy_rows_async(&s.dv2[0][0], S::LV, static_cast<const In *>(x.dv2) + row_at * V, stride_v, C, n,
                   V);
@@ -215,7 +219,17 @@ __global__ void __launch_bounds__(BWD_THREADS)
   //    dk = dk_o + dB_jj q~_j + dk_s
   {
     mma::Acc scores[NK];
-    rows_times_transposed(dk_acc, &s.v_new[0][0], S::LV, row0, &dh[0][0], S::LV, kcol0, V);
+    if (SCALAR && x.dk_s) { // v_new dh^T as the sequential kernel summed it
+#pragma unroll
+      for (int nt = 0; nt < NK; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int j = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+          dk_acc[nt].x[e] = j < n ? x.dk_s[(row_at + static_cast<long>(j) * d.H) * K + col] : 0.0f;
+        }
+    } else {
+      rows_times_transposed(dk_acc, &s.v_new[0][0], S::LV, row0, &dh[0][0], S::LV, kcol0, V);
+    }
     if constexpr (SCALAR)
       transposed_times_rows(scores, &s.m[0][0], S::LC, row0, &s.q[0][0], S::LK, kcol0, row0, C);
     else {
@@ -262,16 +276,17 @@ __global__ void __launch_bounds__(BWD_THREADS)
   rows_times_transposed(dw_acc, &s.dv2[0][0], S::LV, row0, &h[0][0], S::LV, kcol0, V);
   if constexpr (SCALAR) {
     float h_dh = 0;
-    for (int e = tid; e < K * (V / 8); e += BWD_THREADS) { // 8 entries a load
-      const int key = e / (V / 8), col0 = (e % (V / 8)) * 8;
-      alignas(16) In h8[8], dh8[8];
-      *reinterpret_cast<uint4 *>(h8) = *reinterpret_cast<const uint4 *>(&h[key][col0]);
-      *reinterpret_cast<uint4 *>(dh8) = *reinterpret_cast<const uint4 *>(&dh[key][col0]);
-#pragma unroll
-      for (int u = 0; u < 8; ++u)
-        h_dh += val(h8[u]) * val(dh8[u]);
+    if (x.dk_s) { // the sequential kernel's parts, a block of 64 values each, in their order
+      if (tid == 0)
+        for (int z = 0; z < V / TC_BV; ++z)
+          h_dh += x.h_dh[(static_cast<long>(c) * d.H + hd) * (V / TC_BV) + z];
+    } else {
+      for (int e = tid; e < K * (V / 8); e += BWD_THREADS) { // 8 entries a load
+        const int key = e / (V / 8), col0 = (e % (V / 8)) * 8;
+        h_dh = plus_products8(h_dh, &h[key][col0], &dh[key][col0]);
+      }
+      h_dh = warp_sum(h_dh);
     }
-    h_dh = warp_sum(h_dh);
     if (lane == 0)
       s.last_row[warp][0] = h_dh;
   } else {

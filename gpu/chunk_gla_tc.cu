@@ -57,8 +57,11 @@
 // No launcher of the tensor-core path waits for its kernels (check, not check_sync), and the
 // chunk table is copied in queued behind the work before it (ChunkTable): a call queues its
 // kernels and returns, and a fault in one surfaces at the next call that waits (a download).
+#include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 #include "detail/chunk_device.cuh" // load, at_k, at_v, at_state, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_input_type, in, out, C, MAX_K
@@ -72,8 +75,6 @@ namespace ruleproof::gpu::detail {
 namespace {
 
 using namespace tc;
-
-constexpr int TC_BV = 64; // value columns of a block of the sequential kernel
 
 // ---------------------------------------------------------------------------------------
 // chunk_gla_scores_tc: grid (NC, H), SCORE_THREADS threads, sizeof(ScoreShared<In, K, SCALAR>)
@@ -198,9 +199,29 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 // reports/gpu/tensor_core.md). Each step's __syncthreads keeps the output warps within the chunk
 // whose h copy, v_new and tiles they read (h is double-buffered, v_new and the tiles are written
 // after that barrier).
+// gated_delta_rule's backwards pass with dh's uses (TcStatePass::dk_s, RULEPROOF_DELTA_DH=uses)
+// takes the eight more warps for what the backward kernel would read dh for, so that dh
+// is never stored: from the chunk's copy of dh in s.h and the forward's v_new (a tile they copy
+// themselves) and h (read from memory), warp w makes rows [16 (w % 4), +16) and keys [K/2 (w / 4),
+// +K/2) of dk_s = v_new dh^T over the block's 64 values, and the warps together the block's
+// sum(h . dh) (h_dh, one part a block, added by the backward kernel). At V = 128 the two blocks of
+// a sequence and head each add their half of v_new dh^T into dk_s (zeroed before the pass) by
+// fp32 atomic adds of two values: two addends onto zero, so the sum is the same whichever block
+// adds first. They run steps of their own, off the state warps' barriers: the state warps arrive
+// at FULL + b once they have written dh's copy b and the uses' warps wait there; the uses' warps
+// arrive at EMPTY + b once they have read it, where the state warps wait before they write it two
+// steps on. So a step of the uses may take as long as a step of the state, and its waits (h's
+// loads, the other block's half) stay off the state's chain.
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
 constexpr int OUTPUT_THREADS = 256; // the output warps (unless RULEPROOF_STATE_OUTPUT=own)
 constexpr int STATE_BARRIER = 1, V_NEW_BARRIER = 2;
+// the state gradient's uses (TcStatePass::dk_s): the eight more warps meet there once the chunk's
+// v_new is in, and once each has its part of sum(h . dh) in
+constexpr int USES_BARRIER = 3;
+// the state warps and the uses' warps hand over the state gradient's two copies in s.h: FULL + b
+// (the state warps arrive once copy b is written, the uses' warps wait), EMPTY + b (the uses' warps
+// arrive once they have read it, the state warps wait before writing it again)
+constexpr int FULL = 4, EMPTY = 6;
 constexpr int O_TILES = TC_BV / 2 / 8; // n tiles of a warp's output: half the tile's columns
 
 /// One chunk's operands, copied in while the chunk before is worked on (qd and a: with an output
@@ -223,6 +244,15 @@ template <class T, int K, int G> struct StateShared {
   T h[2][K][TC_BV + PAD];
   T v_new[C][TC_BV + PAD]; // the delta rules: u - w h, the update's right factor
   T v_end[C][TC_BV + PAD]; // with row factors: v_new . e^{gl - g_cum}, the update's right factor
+};
+/// The backwards pass's places for the state gradient's uses (TcStatePass::dk_s): the forward's
+/// v_new of a chunk (two places, as the tiles') and the eight more warps' parts of sum(h . dh).
+template <class T> struct alignas(16) DhUsesShared {
+  T v_new[2][C][TC_BV];
+  float h_dh[OUTPUT_THREADS / 32];
+};
+template <class T, int K, int G> struct StateWithUsesShared : StateShared<T, K, G> {
+  DhUsesShared<T> uses;
 };
 
 /// Starts copying chunk c's tiles into `x` (rows past its end zero), by the block's THREADS
@@ -271,12 +301,14 @@ __device__ void copy_chunk(ChunkTiles<T, K, G> &x, const TcStatePass &p, ChunkRo
 }
 
 /// ROWS_BACK: gated_delta_rule's backwards pass with row factors (w, reverse and row_up), an
-/// instance of its own so that the other passes' code is the code without it.
-template <class In, int K, bool SCALAR, bool ROWS_BACK = false>
+/// instance of its own so that the other passes' code is the code without it; DH_USES (with it):
+/// the state gradient's uses made here, TcStatePass::dk_s, by eight more warps.
+template <class In, int K, bool SCALAR, bool ROWS_BACK = false, bool DH_USES = false>
 __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     chunk_gla_state_tc_kernel(TcStatePass p, DeviceChunkTable t, ChunkDims d) {
+  static_assert(!DH_USES || ROWS_BACK, "the state gradient's uses: gated_delta_rule's backwards");
   constexpr int G = SCALAR ? 1 : K;
-  using S = StateShared<In, K, G>;
+  using S = std::conditional_t<DH_USES, StateWithUsesShared<In, K, G>, StateShared<In, K, G>>;
   using X = ChunkTiles<In, K, G>;
   constexpr int KEY_TILES = K / 16, SHARING = STATE_WARPS / KEY_TILES;
   constexpr int STATE_TILES = TC_BV / 8 / SHARING; // n tiles of a warp's state
@@ -294,9 +326,10 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
   const auto index = [&](int step) { return p.reverse ? chunks - 1 - step : step; };
   const auto chunk = [&](int step) { return first + index(step); };
   const auto rows_of = [&](int step) { return sequence_chunk_rows(seq_bos, seq_eos, index(step)); };
-  // the chunk of `step` copied into `x` by the whole block
+  // the chunk of `step` copied into `x` by the whole block (with the state gradient's uses: by
+  // the state warps)
   const auto copy = [&](X &x, int step) {
-    if (output_warps)
+    if (output_warps && !DH_USES)
       copy_chunk<STATE_THREADS + OUTPUT_THREADS>(x, p, rows_of(step), chunk(step), hd, v0, d);
     else
       copy_chunk<STATE_THREADS>(x, p, rows_of(step), chunk(step), hd, v0, d);
@@ -307,7 +340,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
   // start of chunk c (before its update) copied to s.h[buffer] (with an output, or to be stored in
   // the input type) and written in fp32 where asked
   mma::Acc state[STATE_TILES];
-  const bool shared_copy = o || s_chunks16;
+  const bool shared_copy = o || s_chunks16 || DH_USES;
   const auto at_chunk = [&](int c, int buffer) {
 #pragma unroll
     for (int nt = 0; nt < STATE_TILES; ++nt)
@@ -355,6 +388,90 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     store_rows(o, acc, row0, v0 + ocol0, rows.n, static_cast<long>(rows.bos) * d.H * d.V + hd * d.V,
                static_cast<long>(d.H) * d.V, [](int, int, float x) { return x; });
   };
+  // the state gradient's uses (TcStatePass::dk_s; the eight more warps, each rows [row0, + 16) of
+  // the chunk and keys [kcol0, + K / 2)): dk_s = v_new dh^T over the block's 64 values, added
+  // into dk_s (the blocks of a sequence and head add a half each), and this block's sum(h . dh)
+  const auto state_gradient_uses = [&](int step, int c, ChunkRows rows,
+                                       const In(*dh)[TC_BV + PAD]) {
+    if constexpr (DH_USES) {
+      constexpr int KEY_TILES_HALF = K / 2 / 8;
+      const int side = owarp / 4, kcol0 = K / 2 * side, lane = threadIdx.x % 32;
+      const int uses_tid = threadIdx.x - STATE_THREADS;
+      // sum(h . dh) over the block's keys and values, 8 of each a load: h's loads first, so that
+      // they are under way while v_new dh^T is made
+      constexpr int H_LOADS = K * (TC_BV / 8) / OUTPUT_THREADS;
+      static_assert(H_LOADS * OUTPUT_THREADS == K * (TC_BV / 8), "every thread loads as many");
+      const In *h_chunk = static_cast<const In *>(p.h_in) + at_state(c, hd, 0, v0, d);
+      alignas(16) In h8[H_LOADS][8];
+#pragma unroll
+      for (int l = 0; l < H_LOADS; ++l) {
+        const int e = uses_tid + l * OUTPUT_THREADS, key = e / (TC_BV / 8);
+        *reinterpret_cast<uint4 *>(h8[l]) = *reinterpret_cast<const uint4 *>(
+            h_chunk + static_cast<long>(key) * d.V + (e % (TC_BV / 8)) * 8);
+      }
+      mma::Acc acc[KEY_TILES_HALF];
+      rows_times_transposed(acc, &s.uses.v_new[step % 2][0][0], TC_BV, row0, &dh[0][0], TC_BV + PAD,
+                            kcol0, TC_BV);
+      float part = 0;
+#pragma unroll
+      for (int l = 0; l < H_LOADS; ++l) {
+        const int e = uses_tid + l * OUTPUT_THREADS, key = e / (TC_BV / 8);
+        part = plus_products8(part, h8[l], &dh[key][(e % (TC_BV / 8)) * 8]);
+      }
+      if (step + 2 < chunks) // dh's copy is read: the state warps may write it two steps on
+        mma::barrier_arrive(EMPTY + step % 2, STATE_THREADS + OUTPUT_THREADS);
+      part = warp_sum(part);
+      if (lane == 0)
+        s.uses.h_dh[owarp] = part;
+      mma::barrier_sync(USES_BARRIER, OUTPUT_THREADS); // every warp's part is in
+      if (uses_tid == 0) {
+        float sum = 0;
+        for (int w = 0; w < OUTPUT_THREADS / 32; ++w)
+          sum += s.uses.h_dh[w];
+        p.h_dh[(static_cast<long>(c) * d.H + hd) * gridDim.z + blockIdx.z] = sum;
+      }
+      const long row_at = static_cast<long>(rows.bos) * d.H + hd;
+#pragma unroll
+      for (int nt = 0; nt < KEY_TILES_HALF; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) { // the two values of a row in one atomic add
+          const int i = row0 + mma::acc_row(e), col = kcol0 + nt * 8 + mma::acc_col(e);
+          if (i < rows.n)
+            atomicAdd(reinterpret_cast<float2 *>(p.dk_s +
+                                                 (row_at + static_cast<long>(i) * d.H) * K + col),
+                      make_float2(acc[nt].x[e], acc[nt].x[e + 1]));
+        }
+    }
+  };
+  if constexpr (DH_USES)
+    if (!state_warp) { // one of the state gradient's uses' warps: their own steps, in which they
+                       // copy the forward's v_new and wait for dh's copy at FULL
+      const int uses_tid = threadIdx.x - STATE_THREADS;
+      const auto copy_v_new = [&](int step) {
+        const long row_at = static_cast<long>(rows_of(step).bos) * d.H + hd;
+        copy_tile_async<C, TC_BV, OUTPUT_THREADS>(
+            &s.uses.v_new[step % 2][0][0], TC_BV,
+            static_cast<const In *>(p.v_new_in) + row_at * d.V + v0, static_cast<long>(d.H) * d.V,
+            rows_of(step).n, uses_tid);
+        mma::commit_copies();
+      };
+      if (chunks > 0)
+        copy_v_new(0);
+      for (int step = 0; step < chunks; ++step) {
+        // the next chunk's v_new takes the place that step - 1 read: every uses' warp is past
+        // its USES_BARRIER there
+        if (step + 1 < chunks) {
+          copy_v_new(step + 1);
+          mma::wait_copies_but_last();
+        } else {
+          mma::wait_copies();
+        }
+        mma::barrier_sync(USES_BARRIER, OUTPUT_THREADS); // the chunk's v_new is in
+        mma::barrier_sync(FULL + step % 2, STATE_THREADS + OUTPUT_THREADS); // and dh's copy
+        state_gradient_uses(step, chunk(step), rows_of(step), s.h[step % 2]);
+      }
+      return;
+    }
   if (chunks > 0)
     copy(s.tiles[0], 0);
 
@@ -363,10 +480,20 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
     const ChunkRows rows = rows_of(step);
     X &x = s.tiles[step % 2];
     const In(*h)[TC_BV + PAD] = s.h[step % 2];
-    if (state_warp)
+    if (state_warp) {
+      if (DH_USES && step >= 2) // the uses' warps have read this copy of dh, two steps back
+        mma::barrier_sync(EMPTY + step % 2, STATE_THREADS + OUTPUT_THREADS);
       at_chunk(c, step % 2);
+      if (DH_USES)
+        mma::barrier_arrive(FULL + step % 2, STATE_THREADS + OUTPUT_THREADS);
+    }
     mma::wait_copies();
-    __syncthreads(); // chunk c's tiles and state are in; every warp is done with the chunk before
+    // chunk c's tiles and state are in; every warp is done with the chunk before (with the state
+    // gradient's uses: every state warp)
+    if (DH_USES)
+      mma::barrier_sync(STATE_BARRIER, STATE_THREADS);
+    else
+      __syncthreads();
     if (step + 1 < chunks)
       copy(s.tiles[(step + 1) % 2], step + 1);
     if (!state_warp) { // an output warp: the state term while v_new is made, then the rest
@@ -436,7 +563,7 @@ __global__ void __launch_bounds__(STATE_THREADS + OUTPUT_THREADS)
         store_rows(static_cast<In *>(p.v_new16) + v0, acc, row0, ocol0, rows.n,
                    static_cast<long>(rows.bos) * d.H * d.V + hd * d.V, static_cast<long>(d.H) * d.V,
                    new_value);
-      if (output_warps) // the output warps may read v_new
+      if (output_warps && !DH_USES) // the output warps may read v_new
         mma::barrier_arrive(V_NEW_BARRIER, blockDim.x);
       mma::barrier_sync(STATE_BARRIER, STATE_THREADS); // every row of v_new is in
       right = &s.v_new[0][0];
@@ -524,14 +651,29 @@ bool with_output_warps() {
 
 template <class In, int K, bool SCALAR>
 void launch_state(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(StateShared < In, K, SCALAR ? 1 : K >));
+  constexpr int G = SCALAR ? 1 : K;
+  const dim3 grid(t.N, d.H, d.V / TC_BV);
+  if constexpr (SCALAR)
+    if (p.dk_s) { // the state gradient's uses: gated_delta_rule's backwards pass
+      if (!(p.w && p.reverse && p.row_up && p.v_new_in && p.h_in && p.h_dh))
+        throw std::invalid_argument("chunk_gla_state_tc: dk_s takes gated_delta_rule's backwards "
+                                    "pass with row factors, v_new_in, h_in and h_dh");
+      static_assert(sizeof(StateWithUsesShared<In, K, G>) <= 227 * 1024,
+                    "the state gradient's uses' places fit beside the pass's");
+      const int bytes = static_cast<int>(sizeof(StateWithUsesShared<In, K, G>));
+      auto *kernel = chunk_gla_state_tc_kernel<In, K, SCALAR, true, true>;
+      allow_shared_memory(kernel, bytes, "chunk_gla_state_tc_kernel (the state gradient's uses)");
+      kernel<<<grid, STATE_THREADS + OUTPUT_THREADS, bytes>>>(p, t, d);
+      return;
+    }
+  const int bytes = static_cast<int>(sizeof(StateShared<In, K, G>));
   auto *kernel = chunk_gla_state_tc_kernel<In, K, SCALAR>;
   if constexpr (SCALAR)
     if (p.w && p.reverse && p.row_up)
       kernel = chunk_gla_state_tc_kernel<In, K, SCALAR, true>;
   allow_shared_memory(kernel, bytes, "chunk_gla_state_tc_kernel");
   const int threads = STATE_THREADS + (p.o && with_output_warps() ? OUTPUT_THREADS : 0);
-  kernel<<<dim3(t.N, d.H, d.V / TC_BV), threads, bytes>>>(p, t, d);
+  kernel<<<grid, threads, bytes>>>(p, t, d);
 }
 
 } // namespace

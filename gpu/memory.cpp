@@ -90,4 +90,9 @@ void device_fill_bytes(void *p, unsigned char byte, std::size_t bytes) {
     check(cudaMemset(p, byte, bytes), "cudaMemset");
 }
 
+void device_fill_bytes_queued(void *p, unsigned char byte, std::size_t bytes) {
+  if (bytes)
+    check(cudaMemsetAsync(p, byte, bytes, cudaStreamLegacy), "cudaMemsetAsync");
+}
+
 } // namespace ruleproof::gpu::detail

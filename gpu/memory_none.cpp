@@ -34,5 +34,9 @@ void device_fill_bytes(void *, unsigned char, std::size_t bytes) {
   if (bytes)
     no_cuda();
 }
+void device_fill_bytes_queued(void *, unsigned char, std::size_t bytes) {
+  if (bytes)
+    no_cuda();
+}
 
 } // namespace ruleproof::gpu::detail

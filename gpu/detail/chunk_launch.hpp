@@ -44,6 +44,10 @@ struct ChunkDims {
 void launch_chunk_local_cumsum(const float *g, float *g_cum, const DeviceChunkTable &t,
                                const ChunkDims &d);
 
+/// The value columns of a block of the tensor-core sequential kernel: it runs V / TC_BV blocks a
+/// sequence and head.
+constexpr int TC_BV = 64;
+
 /// \brief One run of the tensor-core sequential kernel (gpu/chunk_gla_tc.cu, shared by the GLA
 /// family and the delta rules) over each sequence's chunks, in order or (reverse) backwards, with
 /// the state s [K, V] per (sequence, head): s <- Diag(decay) s + left^T right at each chunk. The
@@ -81,19 +85,37 @@ struct TcStatePass {
   /// scaled by scale e^{g_cum} and rounded for the update (q^T (dO . scale e^{g_cum})), and dv2's
   /// k dh by e^{gl - g_cum} in fp32 after its product.
   const float *row_up = nullptr, *row_to_end = nullptr;
+  /// gated_delta_rule's backwards pass with row factors: the two uses of the state gradient that
+  /// need it whole, made here in place of storing it (s_chunks16 then null): dk_s [B*T, H, K]
+  /// fp32, v_new dh^T summed over every value (before its factor e^{gl - g_cum}), from v_new_in
+  /// [B*T, H, V] (the forward's, input type); and h_dh [NC, H, V / 64] fp32, each block's sum of
+  /// h . dh over its 64 values, from h_in [NC, H, K, V] (the states at each chunk's start, input
+  /// type). The pass then takes eight more warps for them; each block adds its sums over its 64
+  /// values into dk_s, which must be zero before it (two addends onto zero at V = 128: the same
+  /// sum whichever block adds first).
+  const void *v_new_in = nullptr, *h_in = nullptr;
+  float *dk_s = nullptr, *h_dh = nullptr;
 };
 void launch_chunk_gla_state_tc(const TcStatePass &p, const DeviceChunkTable &t, const ChunkDims &d);
 
+/// What the backwards pass makes of the state gradient in place of storing it (TcStatePass's
+/// v_new_in, h_in, dk_s and h_dh): gated_delta_rule's, with row factors.
+struct StateGradientUses {
+  const void *v_new = nullptr, *h = nullptr;
+  float *dk_s = nullptr, *h_dh = nullptr;
+};
 /// The sequential kernel backwards as the delta rules and dplr run it on tensor cores (w and
 /// reverse: left qd, right dO, dv2's left factor kd and scores A16; s0 = dht, optional): dh after
 /// each chunk into dh16 and dv2 in the input type, dh0 and dh's fp32 stage where given. With
-/// row_up and row_to_end (a scalar gate's, TcStatePass::row_up), qd and kd are q and k.
+/// row_up and row_to_end (a scalar gate's, TcStatePass::row_up), qd and kd are q and k; with them
+/// and `uses` (dh16 then null), dh's uses in place of dh16.
 inline void launch_state_gradients_tc(const void *qd, const void *d_o, const void *w,
                                       const void *kd, const void *A16, const float *decay,
                                       const float *dht, float *dh0, float *dh_stage, void *dh16,
                                       void *dv2, const DeviceChunkTable &t, const ChunkDims &d,
                                       const float *row_up = nullptr,
-                                      const float *row_to_end = nullptr) {
+                                      const float *row_to_end = nullptr,
+                                      const StateGradientUses &uses = {}) {
   TcStatePass p;
   p.left = qd;
   p.right = d_o;
@@ -109,6 +131,10 @@ inline void launch_state_gradients_tc(const void *qd, const void *d_o, const voi
   p.v_new16 = dv2;
   p.row_up = row_up;
   p.row_to_end = row_to_end;
+  p.v_new_in = uses.v_new;
+  p.h_in = uses.h;
+  p.dk_s = uses.dk_s;
+  p.h_dh = uses.h_dh;
   launch_chunk_gla_state_tc(p, t, d);
 }
 

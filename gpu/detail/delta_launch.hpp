@@ -176,6 +176,10 @@ void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChu
 /// forwards and backwards).
 struct DeltaTcBackward {
   const void *A = nullptr, *h = nullptr, *dh = nullptr, *v_new = nullptr, *dv2 = nullptr;
+  /// gated_delta_rule, in place of dh (null): its two uses, made by the sequential kernel
+  /// backwards (TcStatePass::dk_s): v_new dh^T [B*T, H, K] and each block's sum(h . dh) [NC, H,
+  /// V / 64], fp32
+  const float *dk_s = nullptr, *h_dh = nullptr;
 };
 /// chunk_bwd_dqkwg and chunk_wy_bwd of gated_delta_rule (d.G == 1) and kda (d.G == K) on tensor
 /// cores (gpu/chunk_delta_bwd_tc.cu), every chunk at once: dq, dk, dv (input type), dbeta and dg

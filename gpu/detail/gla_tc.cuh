@@ -44,13 +44,15 @@ __device__ inline void copy_rows_async(T *dst, int ld, const T *src, long stride
 /// copy_rows_async with the tile's rows, its width and the threads that copy it known when
 /// compiled: each thread's first source and destination are computed once, the rows it copies
 /// are unrolled (constant offsets from them), and a tile of ROWS valid rows takes no zero-fill
-/// test.
+/// test. `tid`: the thread's place among the THREADS (its threadIdx.x where left out).
 template <int ROWS, int WIDTH, int THREADS, class T>
-__device__ inline void copy_tile_async(T *dst, int ld, const T *src, long stride, int valid) {
+__device__ inline void copy_tile_async(T *dst, int ld, const T *src, long stride, int valid,
+                                       int tid = -1) {
   constexpr int PER = 16 / sizeof(T), VECTORS = WIDTH / PER, STEP = THREADS / VECTORS;
   constexpr int PASSES = (ROWS + STEP - 1) / STEP;
   static_assert(THREADS % VECTORS == 0, "every thread copies one 16-byte column");
-  const int col = (threadIdx.x % VECTORS) * PER, r0 = threadIdx.x / VECTORS;
+  const int i = tid < 0 ? static_cast<int>(threadIdx.x) : tid;
+  const int col = (i % VECTORS) * PER, r0 = i / VECTORS;
   const T *from = src + r0 * stride + col;
   T *to = dst + r0 * ld + col;
   if (valid >= ROWS) {
@@ -612,6 +614,17 @@ __device__ inline float column_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 4);
   x += __shfl_xor_sync(0xffffffffu, x, 8);
   return x + __shfl_xor_sync(0xffffffffu, x, 16);
+}
+/// sum + a[0] b[0] + ... + a[7] b[7] in fp32, in that order, over the 8 16-bit values at a and
+/// at b (each 16-byte aligned, in shared or global memory): one 16-byte load of each.
+template <class T> __device__ inline float plus_products8(float sum, const T *a, const T *b) {
+  alignas(16) T x[8], y[8];
+  *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(a);
+  *reinterpret_cast<uint4 *>(y) = *reinterpret_cast<const uint4 *>(b);
+#pragma unroll
+  for (int u = 0; u < 8; ++u)
+    sum += val(x[u]) * val(y[u]);
+  return sum;
 }
 __device__ inline float warp_sum(float x) {
 #pragma unroll

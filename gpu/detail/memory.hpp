@@ -18,5 +18,7 @@ void copy_to_device_queued(void *dst, const void *src, std::size_t bytes);
 void copy_to_host(void *dst, const void *src, std::size_t bytes);
 /// Every byte of [p, p + bytes) set to `byte`.
 void device_fill_bytes(void *p, unsigned char byte, std::size_t bytes);
+/// device_fill_bytes queued after the work already asked of the device, without waiting for it.
+void device_fill_bytes_queued(void *p, unsigned char byte, std::size_t bytes);
 
 } // namespace ruleproof::gpu::detail
