@@ -42,7 +42,11 @@
 // output warpgroup waits for v_new (V_NEW_BARRIER), the state warpgroup for the output's reads of
 // h before it writes h's next copy (H_FREE_BARRIER), and for the WY warpgroups' w and u of its
 // chunk (WY_DONE_BARRIER: they arrive a step before; without it, barrier 0 alone between them,
-// racecheck reported the state's reads of u as racing with the WY warpgroups' writes). Every shared
+// racecheck reported the state's reads of u as racing with the WY warpgroups' writes); and before
+// the WY warpgroups write chunk c + 2's q, w, u and gates into the places of chunk c, they wait at
+// an mbarrier of that place (places_read) for the state's and the output's reads of them (barrier
+// 0 alone orders those, and racecheck reported, in some runs and not others, the WY warpgroups'
+// writes of u and w as racing with the state's reads of u). Every shared
 // tile is held in wgmma's core-matrix layout without swizzle (gpu/detail/wgmma.cuh): a tile of R
 // rows stored by rows is at k_major_at<R>(row, col), which serves as a K-major operand read along
 // its columns and as an MN-major one read along its rows (k^T in h's update, h and v_new as right
@@ -114,6 +118,9 @@ template <class T, int K> struct alignas(16) FusedShared {
   float g_raw[3][C], beta[3][C];                               // as k: chunks c, c + 1, c + 2
   float g_cum[2][C], row_up[2][C], row_to_end[2][C], decay[2]; // chunks c and c + 1
   std::uint64_t keys_arrived[3]; // with DeltaFusedPass::tma: k's (and A's) copy of each k place
+  // the state's and the output's reads of chunk c's places of index c % 2 (q, w, u and the gates)
+  // are done: the WY warpgroups may write chunk c + 2's there
+  std::uint64_t places_read[2];
 };
 // the Tensor Memory Accelerator's destinations: 128-byte aligned
 using FusedBf16K128 = FusedShared<__nv_bfloat16, 128>;
@@ -294,6 +301,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
     const In *kt = s.k[s3];
     const auto sync = [] { mma::barrier_sync(WY_BARRIER, WY_THREADS); };
+    if (c >= 2) // chunk c - 2's readers are done with the places of index c % 2
+      tma::wait_barrier(&s.places_read[s2], ((c - 2) / 2) & 1);
     mark(c, WY_START, wy_tid == 0);
     if (A_GIVEN && wy_first) {
       // A came with the keys: nothing to make before the gates
@@ -489,6 +498,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       mma::barrier_sync(H_FREE_BARRIER, 2 * WARPGROUP); // the output is done with h
     copy_state();
     mark(c, STATE_COPY, tid == 0);
+    if (c + 2 < chunks) // w, u and the gates of index s2 read
+      tma::arrive(&s.places_read[s2]);
   };
 
   // -- chunk c's output (the output warpgroup)
@@ -552,6 +563,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
             mma::pack_rounded<In>(oacc[e], oacc[e + 1]);
     }
     mark(c, OUTPUT_STORED, tid == 0);
+    if (c + 2 < chunks) // q and the gates of index s2 read
+      tma::arrive(&s.places_read[s2]);
   };
 
   // -- the chunks in order: step c works on chunk c (state, output) and c + 1 (WY). Each role
@@ -560,12 +573,14 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   //    .aligned, which lets threads reach it from different places. The first WY warpgroup copies
   //    each chunk's keys and gates, the second its queries and values.
   const auto step_done = [] { asm volatile("barrier.sync 0;\n" ::: "memory"); };
-  if (p.tma) { // the keys' places' barriers, before any copy
-    if (threadIdx.x == 0)
+  if (threadIdx.x == 0) { // the barriers, before any copy or step
+    if (p.tma)
       for (int b = 0; b < 3; ++b)
         tma::init_barrier(&s.keys_arrived[b], 1);
-    __syncthreads();
+    for (int b = 0; b < 2; ++b) // the state's warpgroup and the output's (STATES: none)
+      tma::init_barrier(&s.places_read[b], STATES ? WARPGROUP : 2 * WARPGROUP);
   }
+  __syncthreads();
   if (wg == STATE_WG) {
 #pragma unroll
     for (int m = 0; m < K / 64; ++m)

@@ -67,6 +67,12 @@ __device__ inline void arrive_expecting(std::uint64_t *barrier, unsigned bytes) 
                "r"(bytes)
                : "memory");
 }
+/// This thread arrives, its reads and writes before it seen by the threads that wait for the
+/// phase.
+__device__ inline void arrive(std::uint64_t *barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mma::shared_address(barrier))
+               : "memory");
+}
 /// Waits until the phase of parity `parity` is complete.
 __device__ inline void wait_barrier(std::uint64_t *barrier, unsigned parity) {
   std::uint32_t done = 0;
