@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 // at FULL + b once they have written dh's copy b and the uses' warps wait there; the uses' warps
 // arrive at EMPTY + b once they have read it, where the state warps wait before they write it two
 // steps on. So a step of the uses may take as long as a step of the state, and its waits (h's
-// loads, the other block's half) stay off the state's chain.
+// loads above all) stay off the state's chain.
 constexpr int STATE_THREADS = 256, STATE_WARPS = STATE_THREADS / 32;
 constexpr int OUTPUT_THREADS = 256; // the output warps (unless RULEPROOF_STATE_OUTPUT=own)
 constexpr int STATE_BARRIER = 1, V_NEW_BARRIER = 2;
