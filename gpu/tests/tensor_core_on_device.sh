@@ -11,7 +11,8 @@
 # STEPS, in the order given: check (gpu-check, planted bug, Catch [tensor_cores], gpu_wgmma_tests), wy
 # (gated_delta_rule's two WY kernels timed in turn), output (the sequential kernel with output
 # warps, the default, timed beside the one without; RULEPROOF_STATE_OUTPUT=own STEPS="check
-# sanitize" judges the one without), bench
+# sanitize" judges the one without), dh (gated_delta_rule's backward with dh stored and with dh's
+# uses, RULEPROOF_DELTA_DH=uses, timed in turn), bench
 # (gpu_bench), kernels (each kernel's time, gpu/bench/profile_kernels.sh; with an fla step after it,
 # flash-linear-attention's kernels' times too), ncu, source (each kernel's stall samples by source line, gpu/bench/stall_lines.py;
 # SOURCE_ROOT overrides the tree the carry was built from), sanitize, fla (FLA: a folder holding flash-linear-attention's package `fla`,
@@ -34,6 +35,21 @@ bench_path=$LD_LIBRARY_PATH${cublas:+:$(dirname "$cublas")}
 rule_args=()
 for r in $rules; do rule_args+=(--rule "$r"); done
 pack() { tar czf "$OUT/tensor_core.tar.gz" -C "$work" --exclude triton .; }
+# in_turn VARIABLE "FORM..." NAME GPU_BENCH_ARGS...: gpu_bench on the tensor-core kernels with
+# VARIABLE set to each form in turn, twice, into $work/NAME_bench_FORM_RUN.json and .log
+in_turn() {
+  local variable=$1 forms=$2 name=$3
+  shift 3
+  for i in 1 2; do
+    for form in $forms; do
+      env "$variable=$form" LD_LIBRARY_PATH="$bench_path" timeout 120 "$CARRY/bin/gpu_bench" \
+        "$@" --kernels tensor-cores --out "$work/${name}_bench_${form}_$i.json" \
+        >"$work/${name}_bench_${form}_$i.log" 2>&1
+      echo "gpu_bench ($name $form, run $i) exit $?"
+      grep -E "ms" "$work/${name}_bench_${form}_$i.log"
+    done
+  done
+}
 
 for step in ${STEPS:-check bench ncu}; do
   echo "== $step ($(date +%T))"
@@ -138,28 +154,19 @@ for step in ${STEPS:-check bench ncu}; do
     # the state's chain) timed beside the kernel without them (RULEPROOF_STATE_OUTPUT=own), twice;
     # to judge and sanitize the one without, run the check and sanitize steps with
     # RULEPROOF_STATE_OUTPUT=own exported
-    for i in 1 2; do
-      for output in own warps; do
-        RULEPROOF_STATE_OUTPUT=$output LD_LIBRARY_PATH=$bench_path timeout 120 \
-          "$CARRY/bin/gpu_bench" "${rule_args[@]}" --kernels tensor-cores \
-          --out "$work/output_bench_${output}_$i.json" >"$work/output_bench_${output}_$i.log" 2>&1
-        echo "gpu_bench (output $output, run $i) exit $?"
-        grep -E "ms" "$work/output_bench_${output}_$i.log"
-      done
-    done
+    in_turn RULEPROOF_STATE_OUTPUT "own warps" output "${rule_args[@]}"
     ;;
   wy)
     # gated_delta_rule's WY kernels timed in turn, twice: the lean one (the default, three blocks
     # an SM) and the one of two blocks an SM (RULEPROOF_WY_KERNEL=two)
-    for i in 1 2; do
-      for wy in lean two; do
-        RULEPROOF_WY_KERNEL=$wy LD_LIBRARY_PATH=$bench_path timeout 120 "$CARRY/bin/gpu_bench" \
-          --rule gated_delta_rule --kernels tensor-cores \
-          --out "$work/wy_bench_${wy}_$i.json" >"$work/wy_bench_${wy}_$i.log" 2>&1
-        echo "gpu_bench (WY $wy, run $i) exit $?"
-        grep -E "ms" "$work/wy_bench_${wy}_$i.log"
-      done
-    done
+    in_turn RULEPROOF_WY_KERNEL "lean two" wy --rule gated_delta_rule
+    ;;
+  dh)
+    # gated_delta_rule's backward with dh stored (the default) and with dh's uses made by the
+    # sequential kernel backwards, dh never stored (RULEPROOF_DELTA_DH=uses), timed in turn,
+    # twice; to judge and sanitize the second, run the check and sanitize steps with
+    # RULEPROOF_DELTA_DH=uses exported
+    in_turn RULEPROOF_DELTA_DH "stored uses" dh --rule gated_delta_rule
     ;;
   *) echo "unknown step $step" ;;
   esac
