@@ -295,10 +295,9 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
       if (!keep)
         a_made = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
       p.A = keep ? r.saved.A.data() : a_made.data();
-      // the saved Aqk as the WY kernel makes it (mma.sync's sums), so that a backward from it
-      // gives what one solving again does; the fused kernel's own Aqk stays on chip
-      detail::launch_chunk_delta_a_tc(p.q, p.k, p.g, p.beta, p.A, p.Aqk, t, d);
-      p.Aqk = nullptr;
+      // the saved Aqk from the fused kernel's own sums, as the states form makes it for a
+      // backward that solves again (fused_states)
+      detail::launch_chunk_delta_a_tc(p.k, p.g, p.beta, p.A, t, d);
     }
     detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
     if (p.timeline)
@@ -386,10 +385,10 @@ TcWy tensor_core_wy_from_a(const DeltaArgs &args, const DeltaSaved &saved,
 
 /// The backward's forward stages of gated_delta_rule under the fused forms (delta_forward_form,
 /// fused or fused_a), in one kernel from A (launch_chunk_delta_fused_states_tc): A from `saved`, or
-/// made first with Aqk (launch_chunk_delta_a_tc, as a forward keeping them makes them, so that a
-/// backward from the saved A gives what this does, bit for bit); w, the decays and the row factors
-/// into new buffers as tensor_core_wy_from_a makes them (u and qd, kd none), and the states at
-/// each chunk's start and v_new into h16 and v_new.
+/// made first (launch_chunk_delta_a_tc) and Aqk by that kernel, as a forward keeping them makes
+/// them, so that a backward from the saved A and Aqk gives what this does, bit for bit; w, the
+/// decays and the row factors into new buffers as tensor_core_wy_from_a makes them (u and qd, kd
+/// none), and the states at each chunk's start and v_new into h16 and v_new.
 TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::DeviceChunkTable &t,
                   const detail::ChunkDims &d, const ChunkShapes &s, bool poison, DeviceArray &h16,
                   DeviceArray &v_new) {
@@ -398,8 +397,7 @@ TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::
   if (!saved) {
     r.A = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
     r.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
-    detail::launch_chunk_delta_a_tc(args.q->data(), args.k->data(), f32(args.g), f32(args.beta),
-                                    r.A.data(), r.Aqk.data(), t, d);
+    detail::launch_chunk_delta_a_tc(args.k->data(), f32(args.g), f32(args.beta), r.A.data(), t, d);
   }
   r.w = output(in, args.k->shape(), poison);
   r.decay = output(DType::fp32, {s.NC, s.H, 1}, poison);
@@ -409,6 +407,7 @@ TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::
   v_new = output(in, args.v->shape(), poison);
   detail::DeltaFusedPass p = fused_pass_of(args);
   p.A = const_cast<void *>(saved ? saved->A.data() : r.A.data()); // read, not written
+  p.Aqk = saved ? nullptr : r.Aqk.data();
   p.h16 = h16.data();
   p.v_new16 = v_new.data();
   p.w = r.w.data();

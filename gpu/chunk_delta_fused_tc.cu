@@ -15,7 +15,9 @@
 // backward's recompute under the fused forms: no output, and each role stores what the backward
 // reads from the tiles it made itself (the state warpgroup h at each chunk's start and v_new, the
 // WY warpgroups w, the row factors and e^{gl}), as chunk_delta_wy_from_a_tc then
-// chunk_gla_state_tc would. On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
+// chunk_gla_state_tc would; for a backward that solves again, the output warpgroup stores Aqk as
+// the forward does (the same wgmma sums, so that a backward from the forward's saved Aqk gives the
+// same bits). On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
 // given A, 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The
 // forward from A").
 //
@@ -29,8 +31,9 @@
 // warpgroups in three roles:
 //   state (warpgroup 0): h (K x 64, fp32) in wgmma accumulators; at chunk c, v_new = u - w h, then
 //     h's decay and update, then h's copy in the input type for chunk c + 1;
-//   output (warpgroup 1): chunk c's q h and q k^T (Aqk), then, once v_new is in, Aqk v_new, and
-//     the output's store (STATES: none of these, it only meets the others at barrier 0);
+//   output (warpgroup 1): chunk c's q h and q k^T (Aqk, stored where p.Aqk is given), then, once
+//     v_new is in, Aqk v_new, and the output's store (STATES: q k^T and Aqk's store alone, where
+//     p.Aqk is given, else none of these: it only meets the others at barrier 0);
 //   WY (warpgroups 2 and 3): while the others work on chunk c, chunk c + 1's gates, A0, the solve
 //     (fp32, unit_lower_inverse by these two alone), A (or, given A, none of these three), w and
 //     u; and the copies of the tiles that come next (cp.async): k, the gates (and, given A, A) of
@@ -168,16 +171,16 @@ template <int ROWS, int COLS, class T> __device__ void zero_rows_past(T *tile, i
   }
 }
 
-/// Stores rows [0, valid) of a tile of ROWS x COLS 16-bit values held in src's core-matrix layout
-/// to dst (row r at dst + r * stride): by one warpgroup (tid its place), a thread 16 bytes at a
-/// time (tile_piece's places).
+/// Stores rows [from, valid) of a tile of ROWS x COLS 16-bit values held in src's core-matrix
+/// layout to dst (row r at dst + r * stride): by one warpgroup (tid its place), a thread 16 bytes
+/// at a time (tile_piece's places).
 template <int ROWS, int COLS, class T>
-__device__ void store_tile(T *dst, long stride, const T *src, int valid, int tid) {
+__device__ void store_tile(T *dst, long stride, const T *src, int valid, int tid, int from = 0) {
   static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
 #pragma unroll 1 // (one piece in registers at a time: the state warpgroup holds h and w h)
   for (int e = tid; e < ROWS * (COLS / 8); e += WARPGROUP) {
     const TilePiece x = tile_piece<ROWS>(e);
-    if (x.r < valid)
+    if (x.r >= from && x.r < valid)
       *reinterpret_cast<uint4 *>(dst + x.r * stride + x.c0) =
           *reinterpret_cast<const uint4 *>(src + tile_at<ROWS>(x.r, x.c0));
   }
@@ -238,6 +241,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto row_at = [&](ChunkRows rows) { return static_cast<long>(rows.bos) * d.H + hd; };
   // chunk c's A in the input type: given, even and odd chunks' in turn; else made in one place
   const auto a16_of = [&](int c) { return A_GIVEN && c % 2 ? s.a16_odd : s.a16; };
+  // Aqk, where p.Aqk is given, is stored by the output warpgroups of the blocks of a sequence and
+  // head, each its share of the rows (the same sums in each block); in the states form, by an
+  // output warpgroup that otherwise has no step
+  const bool scores_out = STATES && p.Aqk;
+  const int aqk_from = C * int(blockIdx.z) / int(gridDim.z),
+            aqk_to = C * (int(blockIdx.z) + 1) / int(gridDim.z); // this block's rows of Aqk
 
   // -- the WY warpgroups' copies (each by one of them): chunk c's keys and gates, its values, and
   //    its queries
@@ -356,7 +365,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       }
       if constexpr (!A_GIVEN)
         mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
-      if constexpr (!STATES)
+      if (!STATES || scores_out)
         copy_queries(c); // for the output warpgroup's step on this chunk
       mma::commit_copies();
       // beta v, u's right factor, in place: each thread the 16-byte pieces it copied itself
@@ -502,21 +511,34 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       tma::arrive(&s.places_read[s2]);
   };
 
-  // -- chunk c's output (the output warpgroup)
+  // -- chunk c's output (the output warpgroup); in the states form with p.Aqk, its Aqk alone
+  //    (scores_step), by the same products and roundings as the forward's
   In *o = static_cast<In *>(p.o), *Aqk = static_cast<In *>(p.Aqk);
+  const auto issue_scores = [&](float(&sacc)[32], int c) { // q k^T, issued (not waited for)
+    issue_product<In, false>(
+        sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[c % 2], k0); },
+        [&](int k0) { return wgmma::k_major<C>(s.k[c % 3], k0); }, false);
+    wgmma::commit();
+  };
+  // Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i) at this thread's entries e and e + 1,
+  // rounded to the input type, two values in one word
+  const auto score_pair = [&](const float(&sacc)[32], const AccGates &gates, int e) {
+    const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+    const auto score = [&](int u) {
+      return j + u <= i ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
+    };
+    return mma::pack_rounded<In>(score(0), score(1));
+  };
   const auto output_step = [&](int c) {
     const ChunkRows rows = rows_of(c);
-    const int s3 = c % 3, s2 = c % 2;
+    const int s2 = c % 2;
     float oacc[32] = {}, sacc[32] = {};
     wgmma::fence();
     issue_product<In, true>(
         oacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
         [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
     wgmma::commit();
-    issue_product<In, false>(
-        sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
-        [&](int k0) { return wgmma::k_major<C>(s.k[s3], k0); }, false);
-    wgmma::commit();
+    issue_scores(sacc, c);
     mark(c, OUTPUT_ISSUED, tid == 0);
     const AccGates gates(s.g_cum[s2]);
     const float up[2] = {d.scale * s.row_up[s2][wgmma::d_row(0)],
@@ -528,13 +550,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
 #pragma unroll
     for (int e = 0; e < 32; e += 2) { // Aqk, and o's state term scaled by scale e^{g_cum}
       const int i = wgmma::d_row(e), j = wgmma::d_col(e);
-      const auto score = [&](int u) {
-        return j + u <= i ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
-      };
-      const std::uint32_t pair = mma::pack_rounded<In>(score(0), score(1));
+      const std::uint32_t pair = score_pair(sacc, gates, e);
       *reinterpret_cast<std::uint32_t *>(&s.aqk[tile_at<C>(i, j)]) = pair;
-      if (Aqk && v0 == 0 && i < rows.n)
-        *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) = pair;
       oacc[e] *= up[(e % 4) / 2];
       oacc[e + 1] *= up[(e % 4) / 2];
     }
@@ -554,6 +571,9 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         oacc, C, [&](int k0) { return wgmma::k_major<C>(s.aqk, k0); },
         [&](int k0) { return wgmma::mn_major<C>(right, k0); }, true);
     wgmma::commit();
+    if (Aqk) // the block's rows of Aqk from its tile, while Aqk v_new runs
+      store_tile<C, C>(Aqk + at_score(rows.bos, hd, 0, d), static_cast<long>(d.H) * C, s.aqk,
+                       min(rows.n, aqk_to), tid, aqk_from);
     wgmma::wait<0>();
 #pragma unroll
     for (int e = 0; e < 32; e += 2) {
@@ -566,6 +586,24 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (c + 2 < chunks) // q and the gates of index s2 read
       tma::arrive(&s.places_read[s2]);
   };
+  // the states form's: chunk c's Aqk stored, as output_step stores it
+  const auto scores_step = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    float sacc[32] = {};
+    wgmma::fence();
+    issue_scores(sacc, c);
+    const AccGates gates(s.g_cum[c % 2]);
+    wgmma::wait<0>();
+#pragma unroll
+    for (int e = 0; e < 32; e += 2) {
+      const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+      if (i >= aqk_from && i < min(rows.n, aqk_to))
+        *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
+            score_pair(sacc, gates, e);
+    }
+    if (c + 2 < chunks) // q and the gates of index c % 2 read
+      tma::arrive(&s.places_read[c % 2]);
+  };
 
   // -- the chunks in order: step c works on chunk c (state, output) and c + 1 (WY). Each role
   //    runs its own loop (so that one role's registers are not kept live through another's), and
@@ -577,8 +615,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (p.tma)
       for (int b = 0; b < 3; ++b)
         tma::init_barrier(&s.keys_arrived[b], 1);
-    for (int b = 0; b < 2; ++b) // the state's warpgroup and the output's (STATES: none)
-      tma::init_barrier(&s.places_read[b], STATES ? WARPGROUP : 2 * WARPGROUP);
+    for (int b = 0; b < 2; ++b) // the state's warpgroup and the output's (STATES: with Aqk)
+      tma::init_barrier(&s.places_read[b], STATES && !scores_out ? WARPGROUP : 2 * WARPGROUP);
   }
   __syncthreads();
   if (wg == STATE_WG) {
@@ -608,8 +646,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     step_done();
     step_done();
     for (int c = 0; c < chunks; ++c) {
-      if constexpr (!STATES) // (STATES: the output warpgroup only meets the others)
+      if constexpr (!STATES)
         output_step(c);
+      else if (scores_out) // (else the output warpgroup only meets the others)
+        scores_step(c);
       step_done();
     }
   } else {

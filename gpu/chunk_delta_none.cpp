@@ -69,8 +69,8 @@ void launch_chunk_delta_bwd_tc(const void *, const void *, const void *, const f
   no_cuda("chunk_delta_bwd_tc_kernel");
 }
 bool runs_sm90a() { return false; }
-void launch_chunk_delta_a_tc(const void *, const void *, const float *, const float *, void *,
-                             void *, const DeviceChunkTable &, const ChunkDims &) {
+void launch_chunk_delta_a_tc(const void *, const float *, const float *, void *,
+                             const DeviceChunkTable &, const ChunkDims &) {
   no_cuda("chunk_delta_a_tc_kernel");
 }
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &, const DeviceChunkTable &,

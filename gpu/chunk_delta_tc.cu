@@ -339,14 +339,13 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
                  static_cast<In *>(x.u), st.u);
 }
 
-/// A = (I + A0)^-1 in the input type, and with SCORES Aqk too, for gated_delta_rule's forward from
-/// A (launch_chunk_delta_fused_tc with a_given): chunk_delta_wy_lean_tc_kernel's k k^T, A0, solve
-/// and A (and its q k^T and Aqk), the same operations on the same values, so that a backward from
-/// the saved A and Aqk gives what one solving again does, bit for bit; without v and w and u's
-/// products. 43 KB at K = 128 (60 KB with SCORES).
-template <class T, int K, bool SCORES> struct AOnlyShared {
+/// A = (I + A0)^-1 in the input type, for gated_delta_rule's fused forms
+/// (launch_chunk_delta_fused_tc with a_given, launch_chunk_delta_fused_states_tc):
+/// chunk_delta_wy_lean_tc_kernel's k k^T, A0, solve and A, the same operations on the same values,
+/// so that a backward from the saved A gives what one solving again does, bit for bit; without v
+/// and w and u's products. 43 KB at K = 128, four blocks an SM.
+template <class T, int K> struct AOnlyShared {
   static constexpr int LK = K + PAD, LC = C + PAD, LF = C + 1;
-  T q[SCORES ? C : 1][LK];
   union { // A0 (fp32) until the solve ends, then A in the input type
     float a0[C][LF];
     T a16[C][LC];
@@ -359,24 +358,20 @@ template <class T, int K, bool SCORES> struct AOnlyShared {
   };
 };
 
-template <class In, int K, bool SCORES>
-__global__ void __launch_bounds__(WY_THREADS, SCORES ? 3 : 4)
-    chunk_delta_a_tc_kernel(const In *q, const In *k, const float *g, const float *beta, In *A,
-                            In *Aqk, DeviceChunkTable t, ChunkDims d) {
-  using S = AOnlyShared<In, K, SCORES>;
+template <class In, int K>
+__global__ void __launch_bounds__(WY_THREADS, 4)
+    chunk_delta_a_tc_kernel(const In *k, const float *g, const float *beta, In *A,
+                            DeviceChunkTable t, ChunkDims d) {
+  using S = AOnlyShared<In, K>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
   const ChunkRows rows = chunk_rows(t, c);
-  load_wy_chunk<In, K, K, true, SCORES, false>(&s.q[0][0], &s.k[0][0], nullptr, S::LK, 0, s.beta,
-                                               s.gates, q, k, nullptr, g, beta, rows, hd, d,
-                                               nullptr);
-  // Aqk = (q~ k^T) . D out from the accumulators, and A0 = Diag(beta) (k k^T) . D, as
-  // chunk_delta_wy_lean_tc_kernel makes them
+  load_wy_chunk<In, K, K, true, false, false>(nullptr, &s.k[0][0], nullptr, S::LK, 0, s.beta,
+                                              s.gates, nullptr, k, nullptr, g, beta, rows, hd, d,
+                                              nullptr);
+  // A0 = Diag(beta) (k k^T) . D, as chunk_delta_wy_lean_tc_kernel makes it
   const int row0 = SUB * (warp % 4), side = warp / 4;
-  if constexpr (SCORES)
-    scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, s.gates.g, row0, side, rows, hd, d,
-                             Aqk);
   {
     mma::Acc kk[C / 8];
     lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
@@ -512,14 +507,13 @@ void launch_wy_from_a(const void *q, const void *k, const void *v, const float *
                                                  in<In>(A), x, t, d);
 }
 
-template <class In, int K, bool SCORES>
-void launch_a(const void *q, const void *k, const float *g, const float *beta, void *A, void *Aqk,
-              const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(AOnlyShared<In, K, SCORES>));
-  auto *kernel = chunk_delta_a_tc_kernel<In, K, SCORES>;
+template <class In, int K>
+void launch_a(const void *k, const float *g, const float *beta, void *A, const DeviceChunkTable &t,
+              const ChunkDims &d) {
+  const int bytes = static_cast<int>(sizeof(AOnlyShared<In, K>));
+  auto *kernel = chunk_delta_a_tc_kernel<In, K>;
   allow_shared_memory(kernel, bytes, "chunk_delta_a_tc_kernel");
-  kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(q), in<In>(k), g, beta, out<In>(A),
-                                                 out<In>(Aqk), t, d);
+  kernel<<<dim3(t.NC, d.H), WY_THREADS, bytes>>>(in<In>(k), g, beta, out<In>(A), t, d);
 }
 
 } // namespace
@@ -545,17 +539,12 @@ void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v
   check("chunk_delta_wy_from_a_tc_kernel");
 }
 
-void launch_chunk_delta_a_tc(const void *q, const void *k, const float *g, const float *beta,
-                             void *A, void *Aqk, const DeviceChunkTable &t, const ChunkDims &d) {
+void launch_chunk_delta_a_tc(const void *k, const float *g, const float *beta, void *A,
+                             const DeviceChunkTable &t, const ChunkDims &d) {
   if (t.NC == 0)
     return;
   with_sizes(d, [&](auto y, auto ks, auto) {
-    using In = decltype(y);
-    constexpr int K = decltype(ks)::value;
-    if (Aqk)
-      launch_a<In, K, true>(q, k, g, beta, A, Aqk, t, d);
-    else
-      launch_a<In, K, false>(q, k, g, beta, A, Aqk, t, d);
+    launch_a<decltype(y), decltype(ks)::value>(k, g, beta, A, t, d);
   });
   check("chunk_delta_a_tc_kernel");
 }

@@ -86,11 +86,10 @@ void launch_chunk_delta_wy_from_a_tc(const void *q, const void *k, const void *v
 /// capability 9.0 exactly; false without CUDA.
 bool runs_sm90a();
 /// A = (I + A0)^-1 [B*T, H, C] in the input type of gated_delta_rule (a scalar gate, d.G == 1),
-/// and Aqk [B*T, H, C] where Aqk is not null (q then read), every chunk at once
-/// (gpu/chunk_delta_tc.cu): the WY kernel's A and Aqk, bit for bit, for launch_chunk_delta_fused_tc
-/// with a_given.
-void launch_chunk_delta_a_tc(const void *q, const void *k, const float *g, const float *beta,
-                             void *A, void *Aqk, const DeviceChunkTable &t, const ChunkDims &d);
+/// every chunk at once (gpu/chunk_delta_tc.cu): the WY kernel's A, bit for bit, for
+/// launch_chunk_delta_fused_tc with a_given and launch_chunk_delta_fused_states_tc.
+void launch_chunk_delta_a_tc(const void *k, const float *g, const float *beta, void *A,
+                             const DeviceChunkTable &t, const ChunkDims &d);
 /// What gated_delta_rule's forward in one kernel reads and writes (gpu/chunk_delta_fused_tc.cu): q,
 /// k [B*T, H, K] and v [B*T, H, V] in the input type, g and beta [B*T, H] fp32, h0 [N, H, K, V]
 /// fp32 (optional); o [B*T, H, V] in the input type, ht [N, H, K, V] fp32 (optional), and, for the
@@ -159,14 +158,16 @@ constexpr const char *fused_event_names[fused_timeline_events] = {
 /// same intermediates rounded to the input type as launch_chunk_delta_wy_tc then
 /// launch_chunk_gla_state_tc with row factors. K, V of 64 or 128. With a_given, p.A is read, not
 /// written: A of every chunk as launch_chunk_delta_a_tc makes it, and the kernel makes no A0 and
-/// no solve (p.Aqk then null: launch_chunk_delta_a_tc stores Aqk for a backward).
+/// no solve. Where p.Aqk is given, the output warpgroup stores Aqk from its own sums, for a
+/// backward.
 void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                  const ChunkDims &d, bool a_given = false);
 /// The backward's forward stages of gated_delta_rule in that kernel, given p.A (every chunk's, as
 /// launch_chunk_delta_a_tc makes it): p.h16, p.v_new16, p.w, p.row_up, p.row_to_end and p.decay,
 /// what launch_chunk_delta_wy_from_a_tc then launch_chunk_gla_state_tc store for
 /// launch_state_gradients_tc and launch_chunk_delta_bwd_tc, with the fused forward's sums; no
-/// output (p.o, p.Aqk, p.s_end and p.timeline unused).
+/// output (p.o, p.s_end and p.timeline unused). Where p.Aqk is given (a backward that solves
+/// again), Aqk too, as launch_chunk_delta_fused_tc stores it, bit for bit.
 void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                         const ChunkDims &d);
 
