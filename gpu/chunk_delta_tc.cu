@@ -244,17 +244,16 @@ __device__ void scalar_scores_out(const In *q, const In *k, int LK, const float 
 /// chunk_delta_wy_tc_kernel's, bit for bit: the same products, exps and roundings, in the same
 /// order.
 /// A in the input type into a16 from unit_lower_inverse's fp32 result, zeros above its diagonal
-/// blocks (whose place the solve does not write), 8 entries of a row a store. Called by the whole
-/// block.
+/// blocks (whose place the solve does not write), 4 entries of a row a load and a store (a
+/// quarter warp's loads one 128-byte piece of a row). Called by the whole block.
 template <class In, int LC>
 __device__ void solved_in_input_type(const LowerInverse &s, In (*a16)[LC]) {
-  for (int e = threadIdx.x; e < C * (C / 8); e += blockDim.x) {
-    const int i = e / (C / 8), j0 = 8 * (e % (C / 8));
-    alignas(16) In y[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u)
-      y[u] = to<In>(j0 / SUB > i / SUB ? 0.0f : s.a[i][j0 + u]);
-    *reinterpret_cast<uint4 *>(&a16[i][j0]) = *reinterpret_cast<const uint4 *>(y);
+  for (int e = threadIdx.x; e < C * (C / 4); e += blockDim.x) {
+    const int i = e / (C / 4), j0 = 4 * (e % (C / 4));
+    const float4 x = j0 / SUB > i / SUB ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                                        : *reinterpret_cast<const float4 *>(&s.a[i][j0]);
+    alignas(8) const In y[4] = {to<In>(x.x), to<In>(x.y), to<In>(x.z), to<In>(x.w)};
+    *reinterpret_cast<uint2 *>(&a16[i][j0]) = *reinterpret_cast<const uint2 *>(y);
   }
 }
 
@@ -382,7 +381,9 @@ __global__ void __launch_bounds__(WY_THREADS, 4)
     });
   }
   __syncthreads(); // A0 is in, and the gates' place is free for the solve
-  unit_lower_inverse(s.first.a0, s.solve, [](int, int, float) {});
+  // two rows a thread below the diagonal blocks: four blocks an SM keep the shared-memory pipe
+  // busy here (reports/gpu/tensor_core.md, "The A kernel's shared-memory wavefronts")
+  unit_lower_inverse<2>(s.first.a0, s.solve, [](int, int, float) {});
   solved_in_input_type(s.solve, s.first.a16);
   __syncthreads();
   store_scores(A, s.first.a16, rows, hd, d);

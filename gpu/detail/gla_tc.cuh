@@ -766,12 +766,15 @@ struct LowerInverse {
 /// included, when the group has more than four warps): the four 16-row diagonal blocks by forward
 /// substitution, a warp a block and a lane a column held in registers; then the blocks below them
 /// one block diagonal at a time, P_IJ = sum_{J <= M < I} A0_IM A_MJ and A_IJ = -A_II P_IJ, a
-/// thread four adjacent entries of a row. Called by a group of `threads` threads (at least 128,
-/// a multiple of 32; `tid` this thread's place in it), synchronised by `sync`: by default the
-/// whole block and __syncthreads. Ends synchronised.
-template <int LF, class Put, class Sync>
+/// thread four adjacent entries of ROWS rows (ROWS = 2: a warp a block, each shared load of four
+/// entries of a row of A or P serving 8 products in place of 4, on half the threads; the same
+/// sums in the same order either way). Called by a group of
+/// `threads` threads (at least 128, a multiple of 32; `tid` this thread's place in it),
+/// synchronised by `sync`: by default the whole block and __syncthreads. Ends synchronised.
+template <int ROWS = 1, int LF, class Put, class Sync>
 __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put, int tid,
                                    int threads, Sync sync) {
+  static_assert(ROWS == 1 || ROWS == 2, "one or two rows a thread");
   constexpr int BLOCKS = C / SUB;
   const int warp = tid / 32, lane = tid % 32;
   if (warp < BLOCKS && lane < SUB) { // diagonal block `warp`, column lane
@@ -800,44 +803,59 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
   sync();
 #pragma unroll
   for (int dist = 1; dist < BLOCKS; ++dist) {
-    // (block b of the diagonal, row r, columns c0..c0 + 3) of each of the group's items
-    for (int item = tid; item < (BLOCKS - dist) * 64; item += threads) {
-      const int b = item / 64, r = (item % 64) / 4, c0 = 4 * (item % 4);
-      const int I = b + dist, J = b; // P_IJ, row r, columns c0..c0 + 3
-      float4 p = {0, 0, 0, 0};
+    // (block b of the diagonal, rows r + (16 / ROWS) h for h < ROWS, columns c0..c0 + 3) of
+    // each of the group's items, 64 / ROWS a block: ROWS rows a load of A (or P), each entry's
+    // sum in the order of m in one accumulator
+    constexpr int ITEMS = 64 / ROWS, STRIDE = SUB / ROWS;
+    for (int item = tid; item < (BLOCKS - dist) * ITEMS; item += threads) {
+      const int b = item / ITEMS, r = (item % ITEMS) / 4, c0 = 4 * (item % 4);
+      const int I = b + dist, J = b; // P_IJ, rows r + STRIDE h, columns c0..c0 + 3
+      float4 p[ROWS] = {};
 #pragma unroll
       for (int m = 0; m < SUB * dist; ++m) {
-        const float x = a0[SUB * I + r][SUB * J + m];
         const float4 y = *reinterpret_cast<const float4 *>(&s.a[SUB * J + m][SUB * J + c0]);
-        p.x += x * y.x, p.y += x * y.y, p.z += x * y.z, p.w += x * y.w;
+#pragma unroll
+        for (int h = 0; h < ROWS; ++h) {
+          const float x = a0[SUB * I + r + STRIDE * h][SUB * J + m];
+          p[h].x += x * y.x, p[h].y += x * y.y, p[h].z += x * y.z, p[h].w += x * y.w;
+        }
       }
-      *reinterpret_cast<float4 *>(&s.part[b][r][c0]) = p;
+#pragma unroll
+      for (int h = 0; h < ROWS; ++h)
+        *reinterpret_cast<float4 *>(&s.part[b][r + STRIDE * h][c0]) = p[h];
     }
     sync();
-    for (int item = tid; item < (BLOCKS - dist) * 64; item += threads) {
-      const int b = item / 64, r = (item % 64) / 4, c0 = 4 * (item % 4);
+    for (int item = tid; item < (BLOCKS - dist) * ITEMS; item += threads) {
+      const int b = item / ITEMS, r = (item % ITEMS) / 4, c0 = 4 * (item % 4);
       const int I = b + dist, J = b; // A_IJ = -A_II P_IJ (A_II zero above its diagonal)
-      float4 y = {0, 0, 0, 0};
+      float4 y[ROWS] = {};
 #pragma unroll
       for (int m = 0; m < SUB; ++m) {
-        const float x = s.a[SUB * I + r][SUB * I + m];
         const float4 z = *reinterpret_cast<const float4 *>(&s.part[b][m][c0]);
-        y.x += x * z.x, y.y += x * z.y, y.z += x * z.z, y.w += x * z.w;
-      }
-      const float out[4] = {-y.x, -y.y, -y.z, -y.w};
-      *reinterpret_cast<float4 *>(&s.a[SUB * I + r][SUB * J + c0]) =
-          make_float4(out[0], out[1], out[2], out[3]);
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        put(SUB * I + r, SUB * J + c0 + u, out[u]);
+        for (int h = 0; h < ROWS; ++h) {
+          const float x = s.a[SUB * I + r + STRIDE * h][SUB * I + m];
+          y[h].x += x * z.x, y[h].y += x * z.y, y[h].z += x * z.z, y[h].w += x * z.w;
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < ROWS; ++h) {
+        const int i = SUB * I + r + STRIDE * h;
+        const float out[4] = {-y[h].x, -y[h].y, -y[h].z, -y[h].w};
+        *reinterpret_cast<float4 *>(&s.a[i][SUB * J + c0]) =
+            make_float4(out[0], out[1], out[2], out[3]);
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          put(i, SUB * J + c0 + u, out[u]);
+      }
     }
     sync();
   }
 }
 /// unit_lower_inverse by the whole block (at least 192 threads).
-template <int LF, class Put>
+template <int ROWS = 1, int LF, class Put>
 __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put) {
-  unit_lower_inverse(a0, s, put, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+  unit_lower_inverse<ROWS>(a0, s, put, threadIdx.x, blockDim.x, [] { __syncthreads(); });
 }
 
 /// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by
