@@ -41,6 +41,7 @@
 // and kd, and the sequential kernel scales by them.
 #include <cstdlib>
 #include <string_view>
+#include <type_traits>
 
 #include "detail/chunk_device.cuh" // at_k, at_v, at_score, chunk_rows, check,
                                    // allow_shared_memory, with_sizes, in, out, C
@@ -212,30 +213,24 @@ __global__ void __launch_bounds__(WY_THREADS, 2)
                  static_cast<In *>(x.u), st.u);
 }
 
-/// A scalar gate's Aqk = (q~ k^T) . D of a warp's rows [row0, row0 + 16) and the column tiles of
-/// parity `side`, one exp per (row, column), stored into Aqk from the accumulators (two values of
-/// a row a store; rows past n left alone); no store when Aqk is null. q and k: the chunk's tiles
-/// (LK values a row).
-template <class In, int K, int LG>
-__device__ void scalar_scores_out(const In *q, const In *k, int LK, const float (*g_cum)[LG],
-                                  int row0, int side, ChunkRows rows, int hd, const ChunkDims &d,
-                                  In *Aqk) {
-  mma::Acc qk[C / 8];
-  lower_rows_times_transposed(qk, q, LK, row0, k, LK, side, K);
-  const SideGates side_g = side_gates(g_cum, row0, side);
-  const auto score = [&](int i, int j, float y, float decay_ij) {
-    return to<In>(j <= i ? y * d.scale * decay_ij : 0.0f);
-  };
-#pragma unroll
-  for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; e += 2) {
-      const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-      if (Aqk && nt % 2 == side && i < rows.n)
-        *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) =
-            mma::pack(score(i, j, qk[nt].x[e], side_g.decay(nt, e)),
-                      score(i, j + 1, qk[nt].x[e + 1], side_g.decay(nt, e + 1)));
-    }
+/// Entries (i, j0..j0 + 3) of A in the input type from unit_lower_inverse's fp32 result, zeros
+/// above its diagonal blocks (whose place the solve does not write), packed in 8 bytes: one
+/// 16-byte load (a quarter warp's four-entry pieces of a row, one 128-byte wavefront).
+template <class In> __device__ inline uint2 solved_quad(const LowerInverse &s, int i, int j0) {
+  const float4 x = j0 / SUB > i / SUB ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                                      : *reinterpret_cast<const float4 *>(&s.a[i][j0]);
+  alignas(8) const In y[4] = {to<In>(x.x), to<In>(x.y), to<In>(x.z), to<In>(x.w)};
+  return *reinterpret_cast<const uint2 *>(y);
+}
+
+/// A in the input type into a16 from unit_lower_inverse's fp32 result (solved_quad). Called by
+/// the whole block.
+template <class In, int LC>
+__device__ void solved_in_input_type(const LowerInverse &s, In (*a16)[LC]) {
+  for (int e = threadIdx.x; e < C * (C / 4); e += blockDim.x) {
+    const int i = e / (C / 4), j0 = 4 * (e % (C / 4));
+    *reinterpret_cast<uint2 *>(&a16[i][j0]) = solved_quad<In>(s, i, j0);
+  }
 }
 
 /// The scalar gate's WY kernel in 72 KB (K = V = 128), three blocks an SM (the default): q's
@@ -243,20 +238,6 @@ __device__ void scalar_scores_out(const In *q, const In *k, int LK, const float 
 /// right factor is made in k's place, and Aqk goes out from the accumulators. The same values as
 /// chunk_delta_wy_tc_kernel's, bit for bit: the same products, exps and roundings, in the same
 /// order.
-/// A in the input type into a16 from unit_lower_inverse's fp32 result, zeros above its diagonal
-/// blocks (whose place the solve does not write), 4 entries of a row a load and a store (a
-/// quarter warp's loads one 128-byte piece of a row). Called by the whole block.
-template <class In, int LC>
-__device__ void solved_in_input_type(const LowerInverse &s, In (*a16)[LC]) {
-  for (int e = threadIdx.x; e < C * (C / 4); e += blockDim.x) {
-    const int i = e / (C / 4), j0 = 4 * (e % (C / 4));
-    const float4 x = j0 / SUB > i / SUB ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
-                                        : *reinterpret_cast<const float4 *>(&s.a[i][j0]);
-    alignas(8) const In y[4] = {to<In>(x.x), to<In>(x.y), to<In>(x.z), to<In>(x.w)};
-    *reinterpret_cast<uint2 *>(&a16[i][j0]) = *reinterpret_cast<const uint2 *>(y);
-  }
-}
-
 template <class T, int K, int V> struct WyLeanShared {
   static constexpr int LK = K + PAD, LV = V + PAD, LC = C + PAD, LF = C + 1;
   union { // q, then A0 (fp32) until the solve ends, then A in the input type
@@ -342,23 +323,38 @@ __global__ void __launch_bounds__(WY_THREADS, 3)
 /// (launch_chunk_delta_fused_tc with a_given, launch_chunk_delta_fused_states_tc):
 /// chunk_delta_wy_lean_tc_kernel's k k^T, A0, solve and A, the same operations on the same values,
 /// so that a backward from the saved A gives what one solving again does, bit for bit; without v
-/// and w and u's products. 55.5 KB at K = 128 (ncu), four blocks an SM.
+/// and w and u's products. A0 is held by columns (unit_lower_inverse's BY_COLUMNS: the stores from
+/// k k^T's accumulators free of bank conflicts), the solve's places take those of k and the gates
+/// once A0 is made, and A goes out from the solve's fp32 result (store_solved): 38 KB at K = 128,
+/// five blocks an SM at 48 registers (55.5 KB, 64 registers and four before: 108 us a launch
+/// against 81 on an H200; reports/gpu/tensor_core.md, "The other parity's accumulators").
 template <class T, int K> struct AOnlyShared {
-  static constexpr int LK = K + PAD, LC = C + PAD, LF = C + 1;
-  union { // A0 (fp32) until the solve ends, then A in the input type
-    float a0[C][LF];
-    T a16[C][LC];
-  } first;
-  T k[C][LK];
+  static constexpr int LK = K + PAD, LT = C + 4; // LT = 4 (mod 32): A0's stores one wavefront
+  float a0t[C][LT];                              // A0 by columns: a0t[j][i] = A0_ij
   float beta[C];
-  union { // the gates until A0 is made, then A in fp32 and the solve's sums
-    ChunkGates<K, true> gates;
-    LowerInverse solve;
+  union {
+    struct {
+      T k[C][LK];
+      ChunkGates<K, true> gates;
+    } in;               // until A0 is made
+    LowerInverse solve; // then A in fp32 and the solve's sums
   };
 };
 
+/// Rows [0, n) of A in the input type out to A [B*T, H, C] from unit_lower_inverse's fp32 result
+/// (solved_quad: solved_in_input_type's values), with no copy in shared memory between. Called
+/// by the whole block.
+template <class In>
+__device__ void store_solved(const LowerInverse &s, In *A, ChunkRows rows, int hd,
+                             const ChunkDims &d) {
+  for (int e = threadIdx.x; e < rows.n * (C / 4); e += blockDim.x) {
+    const int i = e / (C / 4), j0 = 4 * (e % (C / 4));
+    *reinterpret_cast<uint2 *>(A + at_score(rows.bos + i, hd, j0, d)) = solved_quad<In>(s, i, j0);
+  }
+}
+
 template <class In, int K>
-__global__ void __launch_bounds__(WY_THREADS, 4)
+__global__ void __launch_bounds__(WY_THREADS, 5)
     chunk_delta_a_tc_kernel(const In *k, const float *g, const float *beta, In *A,
                             DeviceChunkTable t, ChunkDims d) {
   using S = AOnlyShared<In, K>;
@@ -366,27 +362,32 @@ __global__ void __launch_bounds__(WY_THREADS, 4)
   S &s = *reinterpret_cast<S *>(shared_bytes);
   const int c = blockIdx.x, hd = blockIdx.y, warp = threadIdx.x / 32;
   const ChunkRows rows = chunk_rows(t, c);
-  load_wy_chunk<In, K, K, true, false, false>(nullptr, &s.k[0][0], nullptr, S::LK, 0, s.beta,
-                                              s.gates, nullptr, k, nullptr, g, beta, rows, hd, d,
+  load_wy_chunk<In, K, K, true, false, false>(nullptr, &s.in.k[0][0], nullptr, S::LK, 0, s.beta,
+                                              s.in.gates, nullptr, k, nullptr, g, beta, rows, hd, d,
                                               nullptr);
-  // A0 = Diag(beta) (k k^T) . D, as chunk_delta_wy_lean_tc_kernel makes it
-  const int row0 = SUB * (warp % 4), side = warp / 4;
-  {
+  // A0 = Diag(beta) (k k^T) . D, as chunk_delta_wy_lean_tc_kernel makes it, stored by columns;
+  // the warp's side known when compiled, so that the accumulators of the other side's column
+  // tiles take no registers (48 a thread, where a side known when run took 64 and spilled)
+  const int row0 = SUB * (warp % 4);
+  const auto a0_of_side = [&](auto side_constant) {
+    constexpr int side = decltype(side_constant)::value;
     mma::Acc kk[C / 8];
-    lower_rows_times_transposed(kk, &s.k[0][0], S::LK, row0, &s.k[0][0], S::LK, side, K);
-    const SideGates side_g = side_gates(s.gates.g, row0, side);
+    lower_rows_times_transposed(kk, &s.in.k[0][0], S::LK, row0, &s.in.k[0][0], S::LK, side, K);
+    const SideGates side_g = side_gates(s.in.gates.g, row0, side);
     const float beta_row[2] = {s.beta[row0 + mma::acc_row(0)], s.beta[row0 + mma::acc_row(2)]};
     each_place_of_side(row0, side, [&](int nt, int e, int i, int j) {
-      s.first.a0[i][j] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
+      s.a0t[j][i] = j < i ? beta_row[e / 2] * kk[nt].x[e] * side_g.decay(nt, e) : 0.0f;
     });
-  }
-  __syncthreads(); // A0 is in, and the gates' place is free for the solve
-  // two rows a thread below the diagonal blocks: four blocks an SM keep the shared-memory pipe
-  // busy here (reports/gpu/tensor_core.md, "The A kernel's shared-memory wavefronts")
-  unit_lower_inverse<2>(s.first.a0, s.solve, [](int, int, float) {});
-  solved_in_input_type(s.solve, s.first.a16);
-  __syncthreads();
-  store_scores(A, s.first.a16, rows, hd, d);
+  };
+  if (warp / 4 == 0)
+    a0_of_side(std::integral_constant<int, 0>{});
+  else
+    a0_of_side(std::integral_constant<int, 1>{});
+  __syncthreads(); // A0 is in; k and the gates are read by no one: the solve takes their place
+  // two rows a thread below the diagonal blocks, fewer shared-memory wavefronts
+  // (reports/gpu/tensor_core.md, "The A kernel's shared-memory wavefronts")
+  unit_lower_inverse<2, true>(s.a0t, s.solve, [](int, int, float) {});
+  store_solved(s.solve, A, rows, hd, d);
 }
 
 /// The backward's WY pass from the forward's A (DeltaSaved): chunk_delta_wy_tc_kernel without the

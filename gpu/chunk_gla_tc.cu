@@ -93,8 +93,14 @@ template <class T, int K, bool SCALAR> struct ScoreShared {
   ChunkGates<K, SCALAR> gates; // a scalar gate's in the room of one gate
 };
 
+/// A scalar gate's scores kernel's blocks an SM: 35 KB of shared memory at K = 128 and 45
+/// registers a thread (scalar_scores_out with the warp's parity known when compiled; 69 and three
+/// blocks before). Five were faster than six (40 registers) on an H200: 60.5-61.6 us a launch
+/// against 67.0-68.6 (reports/gpu/tensor_core.md, "The other parity's accumulators").
+constexpr int SCALAR_SCORE_BLOCKS = 5;
+
 template <class In, int K, bool SCALAR>
-__global__ void __launch_bounds__(SCORE_THREADS)
+__global__ void __launch_bounds__(SCORE_THREADS, SCALAR ? SCALAR_SCORE_BLOCKS : 1)
     chunk_gla_scores_tc_kernel(const In *q, const In *k, const float *g, In *A16, In *qd, In *kd,
                                float *decay, float *row_up, float *row_to_end, float *A_out,
                                float *g_cum_out, DeviceChunkTable t, ChunkDims d) {
@@ -124,33 +130,21 @@ __global__ void __launch_bounds__(SCORE_THREADS)
 
   // -- the scores of the warp's rows [row0, row0 + 16), its tiles of columns [0, row0 + 16)
   const int row0 = SUB * (warp % 4), parity = warp / 4;
-  if constexpr (SCALAR) { // A = (q~ k^T) . exp(g_cum_i - g_cum_j): one exp per (row, column),
-                          // out from the accumulators, two values of a row a store
-    mma::Acc acc[C / 8];
-    lower_rows_times_transposed(acc, &s.q[0][0], S::LK, row0, &s.k[0][0], S::LK, parity, K);
-    const SideGates side_g = side_gates(g_cum, row0, parity);
-    const auto score = [&](int i, int j, float x, float decay_ij) {
+  if constexpr (SCALAR) {    // A = (q~ k^T) . exp(g_cum_i - g_cum_j), out from the accumulators;
+                             // the warp's parity known when compiled (SCALAR_SCORE_BLOCKS)
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the diagonal dropped
-      const bool kept = j < i;
+    constexpr bool diagonal = false;
 #else
-      const bool kept = j <= i;
+    constexpr bool diagonal = true;
 #endif
-      return kept ? x * d.scale * decay_ij : 0.0f;
+    const auto scores = [&](auto side) {
+      scalar_scores_out<In, K>(&s.q[0][0], &s.k[0][0], S::LK, g_cum, row0, side, rows, hd, d, A16,
+                               A_out, diagonal);
     };
-#pragma unroll
-    for (int nt = 0; nt < C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; e += 2) {
-        const int i = row0 + mma::acc_row(e), j = nt * 8 + mma::acc_col(e);
-        if (nt % 2 == parity && i < n) {
-          const float a0 = score(i, j, acc[nt].x[e], side_g.decay(nt, e)),
-                      a1 = score(i, j + 1, acc[nt].x[e + 1], side_g.decay(nt, e + 1));
-          const long at = at_score(rows.bos + i, hd, j, d);
-          *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack_rounded<In>(a0, a1);
-          if (A_out)
-            *reinterpret_cast<float2 *>(A_out + at) = make_float2(a0, a1);
-        }
-      }
+    if (parity == 0)
+      scores(std::integral_constant<int, 0>{});
+    else
+      scores(std::integral_constant<int, 1>{});
   } else {
     const int r = row0;      // the reference row
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the reference row one

@@ -736,6 +736,43 @@ __device__ inline SideGates side_gates(const float (*g_cum)[LG], int row0, int s
   return x;
 }
 
+/// A warp's column parity, given as an int or as a std::integral_constant (scalar_scores_out).
+__device__ inline int side_value(int side) { return side; }
+template <int SIDE> __device__ constexpr int side_value(std::integral_constant<int, SIDE>) {
+  return SIDE;
+}
+
+/// A scalar gate's scores scale (q~ k^T) . D, D_ij = e^{g_cum_i - g_cum_j} (gla's A, the delta
+/// rules' Aqk), of a warp's rows [row0, row0 + 16) and its column tiles of parity `side`
+/// (lower_rows_times_transposed's) over K keys, one exp per (row, column), zero above the
+/// diagonal (on it too where `diagonal` is false: gpu_check_planted's bug), stored from the
+/// accumulators to A16 in the input type and, when given, to A_out in fp32, two values of a row a
+/// store, rows past n left alone; nothing stored where A16 is null. `side`: an int, or a
+/// std::integral_constant where it is known when compiled, so that the other parity's
+/// accumulators take no registers. q and k: the chunk's tiles (LK values a row).
+template <class In, int K, int LG, class Side>
+__device__ void scalar_scores_out(const In *q, const In *k, int LK, const float (*g_cum)[LG],
+                                  int row0, Side side, ChunkRows rows, int hd, const ChunkDims &d,
+                                  In *A16, float *A_out = nullptr, bool diagonal = true) {
+  const int parity = side_value(side);
+  mma::Acc acc[C / 8];
+  lower_rows_times_transposed(acc, q, LK, row0, k, LK, parity, K);
+  const SideGates side_g = side_gates(g_cum, row0, parity);
+  const auto score = [&](int i, int j, float x, float decay_ij) {
+    return (diagonal ? j <= i : j < i) ? x * d.scale * decay_ij : 0.0f;
+  };
+  each_place_of_side(row0, parity, [&](int nt, int e, int i, int j) {
+    if (A16 && e % 2 == 0 && i < rows.n) { // entries e and e + 1: columns j and j + 1 of row i
+      const float a0 = score(i, j, acc[nt].x[e], side_g.decay(nt, e)),
+                  a1 = score(i, j + 1, acc[nt].x[e + 1], side_g.decay(nt, e + 1));
+      const long at = at_score(rows.bos + i, hd, j, d);
+      *reinterpret_cast<std::uint32_t *>(A16 + at) = mma::pack_rounded<In>(a0, a1);
+      if (A_out)
+        *reinterpret_cast<float2 *>(A_out + at) = make_float2(a0, a1);
+    }
+  });
+}
+
 /// Stores the accumulators of rows [row0, row0 + 16), columns [col0, col0 + 8 TILES) of a
 /// [rows, H, width] tensor at dst (rows < n only), each value mapped by f(row, column, value)
 /// and rounded to T.
@@ -768,15 +805,18 @@ struct LowerInverse {
 /// one block diagonal at a time, P_IJ = sum_{J <= M < I} A0_IM A_MJ and A_IJ = -A_II P_IJ, a
 /// thread four adjacent entries of ROWS rows (ROWS = 2: a warp a block, each shared load of four
 /// entries of a row of A or P serving 8 products in place of 4, on half the threads; the same
-/// sums in the same order either way). Called by a group of
+/// sums in the same order either way). A0 is held by rows (a0[i][j] = A0_ij) or, with
+/// BY_COLUMNS, by columns (a0[j][i] = A0_ij: a kernel whose stores from k k^T's accumulators are
+/// then free of bank conflicts); the same values either way. Called by a group of
 /// `threads` threads (at least 128, a multiple of 32; `tid` this thread's place in it),
 /// synchronised by `sync`: by default the whole block and __syncthreads. Ends synchronised.
-template <int ROWS = 1, int LF, class Put, class Sync>
+template <int ROWS = 1, bool BY_COLUMNS = false, int LF, class Put, class Sync>
 __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put, int tid,
                                    int threads, Sync sync) {
   static_assert(ROWS == 1 || ROWS == 2, "one or two rows a thread");
   constexpr int BLOCKS = C / SUB;
   const int warp = tid / 32, lane = tid % 32;
+  const auto a0_at = [a0](int i, int j) { return BY_COLUMNS ? a0[j][i] : a0[i][j]; }; // A0_ij
   if (warp < BLOCKS && lane < SUB) { // diagonal block `warp`, column lane
     const int r0 = SUB * warp, jj = lane;
     float x[SUB];
@@ -785,7 +825,7 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
       float y = 0;
 #pragma unroll
       for (int m = 0; m < i; ++m)
-        y += a0[r0 + i][r0 + m] * x[m];
+        y += a0_at(r0 + i, r0 + m) * x[m];
       x[i] = i == jj ? 1.0f : (i < jj ? 0.0f : -y);
     }
 #pragma unroll
@@ -816,7 +856,7 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
         const float4 y = *reinterpret_cast<const float4 *>(&s.a[SUB * J + m][SUB * J + c0]);
 #pragma unroll
         for (int h = 0; h < ROWS; ++h) {
-          const float x = a0[SUB * I + r + STRIDE * h][SUB * J + m];
+          const float x = a0_at(SUB * I + r + STRIDE * h, SUB * J + m);
           p[h].x += x * y.x, p[h].y += x * y.y, p[h].z += x * y.z, p[h].w += x * y.w;
         }
       }
@@ -853,9 +893,10 @@ __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put p
   }
 }
 /// unit_lower_inverse by the whole block (at least 192 threads).
-template <int ROWS = 1, int LF, class Put>
+template <int ROWS = 1, bool BY_COLUMNS = false, int LF, class Put>
 __device__ void unit_lower_inverse(const float (*a0)[LF], LowerInverse &s, Put put) {
-  unit_lower_inverse<ROWS>(a0, s, put, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+  unit_lower_inverse<ROWS, BY_COLUMNS>(a0, s, put, threadIdx.x, blockDim.x,
+                                       [] { __syncthreads(); });
 }
 
 /// out = rows [row0, row0 + 16) of A (a16, ld_a values a row) times `right` (C x W, stored by
