@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <list>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ruleproof::gpu {
 
@@ -18,6 +21,19 @@ void expect(const std::string &name, const ArraySpec &a, DType dtype, const Shap
     throw InputError(name,
                      "element type " + dtype_name(a.dtype) + ", expected " + dtype_name(dtype));
   ruleproof::detail::expect_shape(name, a.shape, shape);
+}
+
+/// Whether the environment variable `variable` names a switch's other form: false where it is
+/// unset, empty or `usual` (the default form), true where it is `other`; anything else is an
+/// error.
+bool other_form(const char *variable, std::string_view usual, std::string_view other) {
+  const char *name = std::getenv(variable);
+  if (!name || !*name || usual == name)
+    return false;
+  if (other == name)
+    return true;
+  throw std::invalid_argument(std::string(variable) + ": '" + name + "' is neither " +
+                              std::string(usual) + " nor " + std::string(other));
 }
 
 namespace {

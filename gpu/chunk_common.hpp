@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "buffer.hpp"
@@ -82,6 +83,11 @@ DeviceArray output(DType dtype, Shape shape, bool poison);
 /// An fp32 buffer's pointer; nullptr for a null or empty one.
 const float *f32(const DeviceArray *a);
 float *f32(DeviceArray &a);
+
+/// Whether the environment variable `variable` names a switch's other form: false where it is
+/// unset, empty or `usual` (the default form), true where it is `other`; anything else is an
+/// error (std::invalid_argument).
+bool other_form(const char *variable, std::string_view usual, std::string_view other);
 
 /// An optional array's spec: nullptr for a null one.
 inline const ArraySpec *spec_of(const DeviceArray *a) { return a ? &a->spec() : nullptr; }

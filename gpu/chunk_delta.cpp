@@ -120,36 +120,6 @@ TcWy tensor_core_wy(const DeltaArgs &args, const detail::DeviceChunkTable &t,
   return r;
 }
 
-/// Whether the environment variable `variable` names a switch's other form: false where it is
-/// unset, empty or `usual` (the default form), true where it is `other`; anything else is an
-/// error.
-bool other_form(const char *variable, std::string_view usual, std::string_view other) {
-  const char *name = std::getenv(variable);
-  if (!name || !*name || usual == name)
-    return false;
-  if (other == name)
-    return true;
-  throw std::invalid_argument(std::string(variable) + ": '" + name + "' is neither " +
-                              std::string(usual) + " nor " + std::string(other));
-}
-
-/// How the fused kernel copies its keys' and A's tiles, from RULEPROOF_FUSED_COPIES in the
-/// environment: `tma` (the default: by the Tensor Memory Accelerator) or `threads` (cp.async, 16
-/// bytes a thread of a warpgroup, as every other tile).
-bool fused_copies_by_tma() {
-  static const bool tma = !other_form("RULEPROOF_FUSED_COPIES", "tma", "threads");
-  return tma;
-}
-
-/// Who issues the fused kernel's copies of the keys and A by the Tensor Memory Accelerator, from
-/// RULEPROOF_FUSED_TMA in the environment: `warps` (the default: the first lane of each of the
-/// first WY warpgroup's warps, a quarter of the boxes each) or `thread` (its first thread, every
-/// box).
-bool fused_tma_by_one_thread() {
-  static const bool one = other_form("RULEPROOF_FUSED_TMA", "warps", "thread");
-  return one;
-}
-
 /// Whether gated_delta_rule's tensor-core backward makes its state gradient's uses in place of
 /// storing it, from RULEPROOF_DELTA_DH in the environment: `stored` (the default: dh of every chunk
 /// stored in the input type for the backward kernel to read) or `uses` (the sequential kernel
@@ -157,15 +127,15 @@ bool fused_tma_by_one_thread() {
 /// holds gpu-check and is slower at the benchmark's shape, moving more bytes than it saves:
 /// reports/gpu/tensor_core.md, "The backward that never stores dh").
 bool state_gradient_uses() {
-  static const bool uses = other_form("RULEPROOF_DELTA_DH", "stored", "uses");
+  static const bool uses = detail::other_form("RULEPROOF_DELTA_DH", "stored", "uses");
   return uses;
 }
 
 /// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
 detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
   detail::DeltaFusedPass p;
-  p.tma = fused_copies_by_tma();
-  p.tma_thread = fused_tma_by_one_thread();
+  p.tma = detail::fused_copies_by_tma();
+  p.tma_thread = detail::fused_tma_by_one_thread();
   p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
   p.q = args.q->data();
   p.k = args.k->data();
@@ -201,42 +171,6 @@ ForwardForm delta_forward_form() {
                                 "' is none of two, fused, fused_a");
   }();
   return kind;
-}
-
-/// RULEPROOF_FUSED_TIMELINE=FILE in the environment: each fused forward (a diagnostic) records
-/// its timeline (DeltaFusedPass::timeline) and appends it to FILE, waiting for its kernel to end:
-/// a line of the FusedEvent names, then a line a chunk reached, its index and block (0, 0, 0)'s SM
-/// cycles at each event since the block began ("nan" for an event not reached).
-const char *fused_timeline_path() {
-  static const char *path = [] {
-    const char *p = std::getenv("RULEPROOF_FUSED_TIMELINE");
-    return p && *p ? p : nullptr;
-  }();
-  return path;
-}
-void append_fused_timeline(const DeviceArray &timeline, const char *path) {
-  const std::vector<float> cycles = timeline.download();
-  std::ofstream out(path, std::ios::app);
-  if (!out)
-    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot open ") + path);
-  out << "chunk";
-  for (const char *name : detail::fused_event_names)
-    out << ' ' << name;
-  out << '\n';
-  for (int c = 0; c < detail::fused_timeline_chunks; ++c) {
-    const float *row = &cycles[static_cast<std::size_t>(c) * detail::fused_timeline_events];
-    bool reached = false;
-    for (int e = 0; e < detail::fused_timeline_events; ++e)
-      reached = reached || !std::isnan(row[e]);
-    if (!reached)
-      continue;
-    out << c;
-    for (int e = 0; e < detail::fused_timeline_events; ++e)
-      out << ' ' << row[e];
-    out << '\n';
-  }
-  if (!out)
-    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot write ") + path);
 }
 
 /// What the tensor-core forward pass gives: the output, or (kda's states alone) the states at
@@ -282,7 +216,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
     p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
     DeviceArray timeline;
-    if (fused_timeline_path()) {
+    if (detail::fused_timeline_path()) {
       timeline = output(
           DType::fp32,
           {std::size_t(detail::fused_timeline_chunks), std::size_t(detail::fused_timeline_events)},
@@ -301,7 +235,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     }
     detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
     if (p.timeline)
-      append_fused_timeline(timeline, fused_timeline_path());
+      detail::append_fused_timeline(timeline, detail::fused_timeline_path());
     return r;
   }
   TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
@@ -693,4 +627,60 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
   return r;
 }
 
+namespace detail {
+
+/// How the fused kernel copies its keys' and A's tiles, from RULEPROOF_FUSED_COPIES in the
+/// environment: `tma` (the default: by the Tensor Memory Accelerator) or `threads` (cp.async, 16
+/// bytes a thread of a warpgroup, as every other tile).
+bool fused_copies_by_tma() {
+  static const bool tma = !other_form("RULEPROOF_FUSED_COPIES", "tma", "threads");
+  return tma;
+}
+
+/// Who issues the fused kernel's copies of the keys and A by the Tensor Memory Accelerator, from
+/// RULEPROOF_FUSED_TMA in the environment: `warps` (the default: the first lane of each of the
+/// first WY warpgroup's warps, a quarter of the boxes each) or `thread` (its first thread, every
+/// box).
+bool fused_tma_by_one_thread() {
+  static const bool one = other_form("RULEPROOF_FUSED_TMA", "warps", "thread");
+  return one;
+}
+
+/// RULEPROOF_FUSED_TIMELINE=FILE in the environment: each fused forward (a diagnostic) records
+/// its timeline (DeltaFusedPass::timeline) and appends it to FILE, waiting for its kernel to end:
+/// a line of the FusedEvent names, then a line a chunk reached, its index and block (0, 0, 0)'s SM
+/// cycles at each event since the block began ("nan" for an event not reached).
+const char *fused_timeline_path() {
+  static const char *path = [] {
+    const char *p = std::getenv("RULEPROOF_FUSED_TIMELINE");
+    return p && *p ? p : nullptr;
+  }();
+  return path;
+}
+void append_fused_timeline(const DeviceArray &timeline, const char *path) {
+  const std::vector<float> cycles = timeline.download();
+  std::ofstream out(path, std::ios::app);
+  if (!out)
+    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot open ") + path);
+  out << "chunk";
+  for (const char *name : detail::fused_event_names)
+    out << ' ' << name;
+  out << '\n';
+  for (int c = 0; c < detail::fused_timeline_chunks; ++c) {
+    const float *row = &cycles[static_cast<std::size_t>(c) * detail::fused_timeline_events];
+    bool reached = false;
+    for (int e = 0; e < detail::fused_timeline_events; ++e)
+      reached = reached || !std::isnan(row[e]);
+    if (!reached)
+      continue;
+    out << c;
+    for (int e = 0; e < detail::fused_timeline_events; ++e)
+      out << ' ' << row[e];
+    out << '\n';
+  }
+  if (!out)
+    throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot write ") + path);
+}
+
+} // namespace detail
 } // namespace ruleproof::gpu

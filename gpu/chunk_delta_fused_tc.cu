@@ -17,7 +17,13 @@
 // WY warpgroups w, the row factors and e^{gl}), as chunk_delta_wy_from_a_tc then
 // chunk_gla_state_tc would; for a backward that solves again, the output warpgroup stores Aqk as
 // the forward does (the same wgmma sums, so that a backward from the forward's saved Aqk gives the
-// same bits). On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
+// same bits). A fourth form (PLAIN, launch_chunk_gla_fused_tc) is simple_gla's forward
+// (reference/gla/chunk.hpp, chunk_forward_pass, with the gate repeated over the keys:
+// reference/simple_gla/simple_gla.hpp): no WY representation and v_new = v, so that the second WY
+// warpgroup makes each chunk's gates and, a step ahead, v_end = v . e^{gl - g_cum} (in w's place
+// of index c % 2), the first only copies the keys, and the state's step is h's update and copy
+// alone; it rounds what launch_chunk_gla_scores_tc then chunk_gla_state_tc round (the scores,
+// v_end, the state's copy). On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
 // given A, 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The
 // forward from A").
 //
@@ -211,11 +217,12 @@ struct AccGates {
   __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
 };
 
-template <class In, int K, int V, bool A_GIVEN, bool STATES>
+template <class In, int K, int V, bool A_GIVEN, bool STATES, bool PLAIN>
 __global__ void __launch_bounds__(FUSED_THREADS, 1)
     chunk_delta_fused_tc_kernel(DeltaFusedPass p, DeviceChunkTable t, ChunkDims d,
                                 const __grid_constant__ CUtensorMap keys_map,
                                 const __grid_constant__ CUtensorMap a_map) {
+  static_assert(!PLAIN || (!A_GIVEN && !STATES), "simple_gla's form: its forward alone");
   using S = FusedShared<In, K>;
   constexpr int BV = FUSED_BV;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
@@ -241,6 +248,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto row_at = [&](ChunkRows rows) { return static_cast<long>(rows.bos) * d.H + hd; };
   // chunk c's A in the input type: given, even and odd chunks' in turn; else made in one place
   const auto a16_of = [&](int c) { return A_GIVEN && c % 2 ? s.a16_odd : s.a16; };
+  // chunk c's v_end, h's update's right factor: made by the state warpgroup in its step, or, in
+  // the plain form, by the second WY warpgroup a step before, in w's place of index c % 2
+  const auto v_end_of = [&](int c) { return PLAIN ? s.w[c % 2] : s.v_end; };
+
   // Aqk, where p.Aqk is given, is stored by the output warpgroups of the blocks of a sequence and
   // head, each its share of the rows (the same sums in each block); in the states form, by an
   // output warpgroup that otherwise has no step
@@ -276,7 +287,8 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (tid < C) {
       const long at = row_at(rows) + static_cast<long>(tid < rows.n ? tid : 0) * d.H;
       mma::copy_async<4>(&s.g_raw[c % 3][tid], p.g + at, tid >= rows.n);
-      mma::copy_async<4>(&s.beta[c % 3][tid], p.beta + at, tid >= rows.n);
+      if constexpr (!PLAIN)
+        mma::copy_async<4>(&s.beta[c % 3][tid], p.beta + at, tid >= rows.n);
     }
   };
   // with tma, by the first WY warpgroup once its copies are waited for: chunk c's keys (and A)
@@ -300,6 +312,68 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     copy_tile<C, K>(s.q[c % 2], q + row_at(rows) * K, keys, rows.n, tid);
   };
 
+  // chunk c's g_cum, each row's e^{g_cum} and e^{gl - g_cum}, and e^{gl}, from its gates in the
+  // place of index c % 3 (by the first warp of the second WY warpgroup)
+  const auto chunk_gates = [&](int c) {
+    const ChunkRows rows = rows_of(c);
+    const int n = rows.n, s3 = c % 3, s2 = c % 2;
+    if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
+                    // past n: gl's, their gates zero), their factors, and e^{gl}
+      const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
+      float sum = g0 + g1;
+#pragma unroll
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const float before = __shfl_up_sync(0xffffffffu, sum, offset);
+        if (tid >= offset)
+          sum += before;
+      }
+      const float gl = __shfl_sync(0xffffffffu, sum, 31);
+      const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
+      const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int i = 2 * tid + u;
+        s.g_cum[s2][i] = gi[u];
+        s.row_up[s2][i] = expf(gi[u]);
+        s.row_to_end[s2][i] = expf(gl - gi[u]);
+        if (STATES && v0 == 0 && i < n) { // the backward's row factors
+          const long at = row_at(rows) + static_cast<long>(i) * d.H;
+          p.row_up[at] = s.row_up[s2][i];
+          p.row_to_end[at] = s.row_to_end[s2][i];
+        }
+      }
+      if (tid == 0)
+        s.decay[s2] = expf(gl);
+      if (STATES && v0 == 0 && tid == 0)
+        p.decay[static_cast<long>(first + c) * d.H + hd] = s.decay[s2];
+    }
+  };
+
+  // -- the plain form's step for chunk c (the second WY warpgroup; no WY representation): the
+  //    gates, the queries' copy started, and once its copy of v is in, v_new = v (u's place) and
+  //    v_end = v . e^{gl - g_cum}, each thread the pieces of v it copied itself
+  const auto plain_step = [&](int c) {
+    const int s2 = c % 2;
+    chunk_gates(c);
+    copy_queries(c); // for the output warpgroup's step on this chunk
+    mma::commit_copies();
+    mma::wait_copies_but_last(); // the values' copy (the queries' may be on its way)
+    mma::barrier_sync(GATES_BARRIER, WARPGROUP); // every row's factors are in
+    In *v_end = v_end_of(c);
+    for (int e = tid; e < C * (BV / 8); e += WARPGROUP) {
+      const TilePiece piece = tile_piece<C>(e);
+      const int i = piece.r, at = tile_at<C>(i, piece.c0);
+      const float f = s.row_to_end[s2][i];
+      alignas(16) In x[8], y[8];
+      *reinterpret_cast<uint4 *>(x) = *reinterpret_cast<const uint4 *>(&s.v[at]);
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        y[u] = to<In>(f * val(x[u]));
+      *reinterpret_cast<uint4 *>(&s.u[s2][at]) = *reinterpret_cast<const uint4 *>(x);
+      *reinterpret_cast<uint4 *>(&v_end[at]) = *reinterpret_cast<const uint4 *>(y);
+    }
+  };
+
   // -- chunk c's WY representation (the two WY warpgroups, meeting at WY_BARRIER): the first
   //    makes k k^T while the second makes the gates (handed over at GATES_BARRIER) and, once its
   //    copy of v is in, beta v (and starts the copy of the chunk's queries); the first makes A0
@@ -313,6 +387,12 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (c >= 2) // chunk c - 2's readers are done with the places of index c % 2
       tma::wait_barrier(&s.places_read[s2], ((c - 2) / 2) & 1);
     mark(c, WY_START, wy_tid == 0);
+    if constexpr (PLAIN) { // the first WY warpgroup has nothing to make
+      if (!wy_first)
+        plain_step(c);
+      mark(c, WY_U, tid == 0 && !wy_first);
+      return;
+    }
     if (A_GIVEN && wy_first) {
       // A came with the keys: nothing to make before the gates
     } else if (wy_first) { // A0 = Diag(beta) (k k^T) . D from k k^T's accumulators, one exp an
@@ -333,36 +413,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
         s.f.a0[i][j] = j < i ? beta_row[(e % 4) / 2] * kk[e] * gates.decay(e) : 0.0f;
       }
     } else {
-      if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
-                      // past n: gl's, their gates zero), their factors, and e^{gl}
-        const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
-        float sum = g0 + g1;
-#pragma unroll
-        for (int offset = 1; offset < 32; offset *= 2) {
-          const float before = __shfl_up_sync(0xffffffffu, sum, offset);
-          if (tid >= offset)
-            sum += before;
-        }
-        const float gl = __shfl_sync(0xffffffffu, sum, 31);
-        const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
-        const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int i = 2 * tid + u;
-          s.g_cum[s2][i] = gi[u];
-          s.row_up[s2][i] = expf(gi[u]);
-          s.row_to_end[s2][i] = expf(gl - gi[u]);
-          if (STATES && v0 == 0 && i < n) { // the backward's row factors
-            const long at = row_at(rows) + static_cast<long>(i) * d.H;
-            p.row_up[at] = s.row_up[s2][i];
-            p.row_to_end[at] = s.row_to_end[s2][i];
-          }
-        }
-        if (tid == 0)
-          s.decay[s2] = expf(gl);
-        if (STATES && v0 == 0 && tid == 0)
-          p.decay[static_cast<long>(first + c) * d.H + hd] = s.decay[s2];
-      }
+      chunk_gates(c);
       if constexpr (!A_GIVEN)
         mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
       if (!STATES || scores_out)
@@ -455,10 +506,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
             mma::pack_rounded<In>(state[m][e], state[m][e + 1]);
     wgmma::fence_shared_for_async();
   };
-  const auto state_step = [&](int c) {
-    const int s3 = c % 3, s2 = c % 2;
-    mma::barrier_sync(WY_DONE_BARRIER, WY_THREADS + WARPGROUP); // chunk c's w and u are in
-    mark(c, STATE_WY_DONE, tid == 0);
+  // chunk c's v_new = u - w h and v_end = v_new . e^{gl - g_cum}, by the state warpgroup (not in
+  // the plain form)
+  const auto v_new_step = [&](int c) {
+    const int s2 = c % 2;
     float vacc[32] = {};
     wgmma::fence();
     issue_product<In, true>(
@@ -485,6 +536,15 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if constexpr (!STATES)
       mma::barrier_arrive(V_NEW_BARRIER, 2 * WARPGROUP); // the output may read v_new
     mma::barrier_sync(STATE_BARRIER, WARPGROUP);         // every row of v_end is in
+  };
+  const auto state_step = [&](int c) {
+    const int s3 = c % 3, s2 = c % 2;
+    mma::barrier_sync(WY_DONE_BARRIER, WY_THREADS + WARPGROUP); // chunk c's w and u are in
+    mark(c, STATE_WY_DONE, tid == 0);
+    if constexpr (!PLAIN)
+      v_new_step(c);
+    else // (v_new and v_end came a step before)
+      mark(c, STATE_V_NEW, tid == 0);
     const float decay = s.decay[s2];
 #pragma unroll
     for (int m = 0; m < K / 64; ++m)
@@ -496,7 +556,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     for (int m = 0; m < K / 64; ++m) // h' = e^{gl} h + k^T v_end
       issue_product<In, true, true>(
           state[m], C, [&](int k0) { return wgmma::mn_major<C>(&s.k[s3][64 * C * m], k0); },
-          [&](int k0) { return wgmma::mn_major<C>(s.v_end, k0); }, true);
+          [&](int k0) { return wgmma::mn_major<C>(v_end_of(c), k0); }, true);
     wgmma::commit();
     if constexpr (STATES) // the backward's v_new, while h's update runs
       store_tile<C, BV>(static_cast<In *>(p.v_new16) + at_v(rows_of(c).bos, hd, v0, d), values,
@@ -524,8 +584,14 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   // rounded to the input type, two values in one word
   const auto score_pair = [&](const float(&sacc)[32], const AccGates &gates, int e) {
     const int i = wgmma::d_row(e), j = wgmma::d_col(e);
+#ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the plain form's
+                             // (simple_gla's) scores without their diagonal
+    const auto kept = [&](int col) { return PLAIN ? col < i : col <= i; };
+#else
+    const auto kept = [&](int col) { return col <= i; };
+#endif
     const auto score = [&](int u) {
-      return j + u <= i ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
+      return kept(j + u) ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
     };
     return mma::pack_rounded<In>(score(0), score(1));
   };
@@ -535,7 +601,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     float oacc[32] = {}, sacc[32] = {};
     wgmma::fence();
     issue_product<In, true>(
-        oacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[s2], k0); },
+        oacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[c % 2], k0); },
         [&](int k0) { return wgmma::mn_major<K>(s.h, k0); }, false);
     wgmma::commit();
     issue_scores(sacc, c);
@@ -557,14 +623,16 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     }
     wgmma::fence_shared_for_async();
     mark(c, OUTPUT_SCORES, tid == 0);
-    mma::barrier_sync(OUTPUT_BARRIER, WARPGROUP);    // every row of Aqk is in
-    mma::barrier_sync(V_NEW_BARRIER, 2 * WARPGROUP); // and v_new
+    mma::barrier_sync(OUTPUT_BARRIER, WARPGROUP); // every row of Aqk is in
+    if constexpr (!PLAIN)
+      mma::barrier_sync(V_NEW_BARRIER, 2 * WARPGROUP); // and v_new (the plain form's, v, in u's
+                                                       // place, came a step before)
     mark(c, OUTPUT_V_NEW, tid == 0);
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the output takes u for
                              // v_new in its scores' term
     const In *right = s.u[s2];
 #else
-    const In *right = s.v_new;
+    const In *right = PLAIN ? s.u[s2] : s.v_new;
 #endif
     wgmma::fence();
     issue_product<In, true>(
@@ -700,10 +768,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   }
 }
 
-template <class In, int K, int V, bool A_GIVEN, bool STATES = false>
+template <class In, int K, int V, bool A_GIVEN, bool STATES = false, bool PLAIN = false>
 void launch_fused(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d) {
   const int bytes = static_cast<int>(sizeof(FusedShared<In, K>));
-  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN, STATES>;
+  auto *kernel = chunk_delta_fused_tc_kernel<In, K, V, A_GIVEN, STATES, PLAIN>;
   allow_shared_memory(kernel, bytes, "chunk_delta_fused_tc_kernel");
   // k [B * T, H * K] and A [B * T, H * C], by 64 rows (none where every sequence is empty: a
   // tensor map has no dimension of size 0, and no block copies anything)
@@ -757,6 +825,18 @@ void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChu
     launch_fused<In, K, V, true, true>(p, t, d);
   });
   check("chunk_delta_fused_tc_kernel (states)");
+}
+
+void launch_chunk_gla_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                               const ChunkDims &d) {
+  if (t.N == 0)
+    return;
+  with_sizes(d, [&](auto y, auto ks, auto vs) {
+    using In = decltype(y);
+    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
+    launch_fused<In, K, V, false, false, true>(p, t, d);
+  });
+  check("chunk_delta_fused_tc_kernel (plain)");
 }
 
 } // namespace ruleproof::gpu::detail

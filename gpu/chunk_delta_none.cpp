@@ -81,5 +81,9 @@ void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &, const DeviceChun
                                         const ChunkDims &) {
   no_cuda("chunk_delta_fused_tc_kernel");
 }
+void launch_chunk_gla_fused_tc(const DeltaFusedPass &, const DeviceChunkTable &,
+                               const ChunkDims &) {
+  no_cuda("chunk_delta_fused_tc_kernel");
+}
 
 } // namespace ruleproof::gpu::detail

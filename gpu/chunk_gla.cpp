@@ -1,11 +1,14 @@
 // ruleproof: the host side of the chunkwise GLA kernels: shape checks, the chunk table, the
 // buffers, and the kernels' order. Forward on CUDA cores: chunk_local_cumsum, chunk_fwd_h,
 // chunk_fwd_o; on tensor cores (KernelPath::tensor_cores): chunk_gla_scores_tc (every chunk at
-// once), then chunk_gla_fwd_tc (the states and the output, fused). Backward (CUDA cores, either
-// path): the first two stages again (g_cum and h, not stored by the forward), then chunk_bwd_dh,
-// chunk_bwd_dqkv, chunk_bwd_dg.
+// once), then chunk_gla_fwd_tc (the states and the output, fused); simple_gla's forward without
+// stages on compute capability 9.0, chunk_delta_fused_tc's plain form alone (the scores, the
+// states and the output in one kernel on warpgroup MMA; RULEPROOF_GLA_FORWARD=two keeps the two
+// kernels). Backward (CUDA cores, either path): the first two stages again (g_cum and h, not
+// stored by the forward), then chunk_bwd_dh, chunk_bwd_dqkv, chunk_bwd_dg.
 #include "chunk_gla.hpp"
 
+#include "detail/delta_launch.hpp" // launch_chunk_gla_fused_tc, the fused kernel's plain form
 #include "detail/gla_launch.hpp"
 
 namespace ruleproof::gpu {
@@ -64,8 +67,46 @@ TcScores tensor_core_scores(const GlaArgs &args, const ChunkTable &table,
   return r;
 }
 
+/// Whether simple_gla's tensor-core forward without stages runs in one kernel on warpgroup MMA
+/// (launch_chunk_gla_fused_tc), from RULEPROOF_GLA_FORWARD in the environment: `fused` (the
+/// default where the device runs sm_90a code) or `two` (the scores kernel, then the sequential
+/// kernel; always where it does not, and for a call that asks for stages).
+bool gla_forward_fused() {
+  static const bool fused =
+      detail::runs_sm90a() && !detail::other_form("RULEPROOF_GLA_FORWARD", "fused", "two");
+  return fused;
+}
+
+/// simple_gla's forward in the fused kernel's plain form: the output and the final state.
+void fused_forward(const GlaArgs &args, const detail::DeviceChunkTable &t,
+                   const detail::ChunkDims &d, GlaForward &r) {
+  detail::DeltaFusedPass p;
+  p.tma = detail::fused_copies_by_tma();
+  p.tma_thread = detail::fused_tma_by_one_thread();
+  p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
+  p.q = args.q->data();
+  p.k = args.k->data();
+  p.v = args.v->data();
+  p.g = f32(args.g);
+  p.s0 = f32(args.h0);
+  p.o = r.o.data();
+  p.s_end = r.final_state.empty() ? nullptr : f32(r.final_state);
+  DeviceArray timeline; // RULEPROOF_FUSED_TIMELINE, a diagnostic
+  if (detail::fused_timeline_path()) {
+    timeline = output(
+        DType::fp32,
+        {std::size_t(detail::fused_timeline_chunks), std::size_t(detail::fused_timeline_events)},
+        true);
+    p.timeline = f32(timeline);
+  }
+  detail::launch_chunk_gla_fused_tc(p, t, d);
+  if (p.timeline)
+    detail::append_fused_timeline(timeline, detail::fused_timeline_path());
+}
+
 /// The forward on tensor cores (gpu/chunk_gla_tc.cu): the scores, then the states and the
-/// output fused; the stages written when asked for.
+/// output fused (simple_gla's without stages in one kernel where gla_forward_fused); the stages
+/// written when asked for.
 GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
                                const detail::ChunkDims &d, const ChunkShapes &s,
                                const ChunkOptions &opts) {
@@ -80,6 +121,10 @@ GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
     r.A = output(DType::fp32, {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
   }
   const bool row_factors = d.G == 1; // simple_gla: q and k undecayed, scaled in fp32
+  if (row_factors && !stages && gla_forward_fused()) {
+    fused_forward(args, table.device(), d, r);
+    return r;
+  }
   TcScores sc = tensor_core_scores(args, table, d, s, poison, stages ? f32(r.A) : nullptr,
                                    stages ? f32(r.g_cum) : nullptr, row_factors);
   detail::TcStatePass p;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""ruleproof: the phases of gated_delta_rule's fused forward (gpu/chunk_delta_fused_tc.cu), read
-from the timeline RULEPROOF_FUSED_TIMELINE=FILE makes it append (gpu/chunk_delta.cpp): block
+"""ruleproof: the phases of gated_delta_rule's fused forward (gpu/chunk_delta_fused_tc.cu; and of
+simple_gla's, its plain form, whose WY phases are absent), read from the timeline
+RULEPROOF_FUSED_TIMELINE=FILE makes it append (gpu/chunk_delta.cpp): block
 (0, 0, 0)'s SM cycles at the end of each phase (FusedEvent, gpu/detail/delta_launch.hpp) of each
 chunk. Takes the last call in FILE and prints each role's phases, a chunk's median and mean over
 the chunks of the sequence but its first and last (the pipeline's start and end), in cycles and in

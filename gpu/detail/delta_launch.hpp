@@ -7,6 +7,10 @@
 
 #include "chunk_launch.hpp"
 
+namespace ruleproof::gpu {
+class DeviceArray; // gpu/buffer.hpp
+}
+
 namespace ruleproof::gpu::detail {
 
 /// chunk_scaled_dot_kkt, solve_tril, recompute_w_u, one launch: A0 (strictly lower
@@ -170,6 +174,24 @@ void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable
 /// again), Aqk too, as launch_chunk_delta_fused_tc stores it, bit for bit.
 void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                         const ChunkDims &d);
+/// simple_gla's tensor-core forward (a scalar gate, d.G == 1) in that kernel's plain form: no WY
+/// representation, v_new = v, the state and the output of every chunk of a sequence in order, the
+/// same intermediates rounded to the input type as launch_chunk_gla_scores_tc then
+/// launch_chunk_gla_state_tc with row factors (the scores, v . e^{gl - g_cum}, the state's copy at
+/// a chunk's start). Reads p.q, p.k, p.v, p.g and p.s0 (optional); writes p.o and p.s_end
+/// (optional); p.beta, p.A and p.Aqk unused.
+void launch_chunk_gla_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                               const ChunkDims &d);
+/// The fused kernel's copies, from the environment (gpu/chunk_delta.cpp): DeltaFusedPass::tma
+/// (RULEPROOF_FUSED_COPIES: `tma`, the default, or `threads`) and DeltaFusedPass::tma_thread
+/// (RULEPROOF_FUSED_TMA: `warps`, the default, or `thread`).
+bool fused_copies_by_tma();
+bool fused_tma_by_one_thread();
+/// RULEPROOF_FUSED_TIMELINE=FILE in the environment (gpu/chunk_delta.cpp): its path, or null; and
+/// the append of a fused forward's timeline (DeltaFusedPass::timeline, which it downloads, waiting
+/// for the kernel) to that file.
+const char *fused_timeline_path();
+void append_fused_timeline(const DeviceArray &timeline, const char *path);
 
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
