@@ -131,21 +131,6 @@ bool state_gradient_uses() {
   return uses;
 }
 
-/// The fused kernel's pass (gpu/chunk_delta_fused_tc.cu) with the call's inputs and nothing else.
-detail::DeltaFusedPass fused_pass_of(const DeltaArgs &args) {
-  detail::DeltaFusedPass p;
-  p.tma = detail::fused_copies_by_tma();
-  p.tma_thread = detail::fused_tma_by_one_thread();
-  p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
-  p.q = args.q->data();
-  p.k = args.k->data();
-  p.v = args.v->data();
-  p.g = f32(args.g);
-  p.beta = f32(args.beta);
-  p.s0 = f32(args.h0);
-  return p;
-}
-
 /// How gated_delta_rule's tensor-core forward runs, from RULEPROOF_DELTA_FORWARD in the
 /// environment: `fused_a` (A of every chunk first, launch_chunk_delta_a_tc, then one kernel on
 /// warpgroup MMA for the rest, launch_chunk_delta_fused_tc without A0 and the solve; the default
@@ -210,19 +195,13 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
       r.saved.Aqk = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
       r.saved.A = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
     }
-    detail::DeltaFusedPass p = fused_pass_of(args);
+    DeviceArray timeline;
+    detail::DeltaFusedPass p =
+        detail::fused_pass(args.q, args.k, args.v, args.g, args.beta, args.h0, timeline);
     p.o = r.o.data();
     p.A = keep ? r.saved.A.data() : nullptr;
     p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
     p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
-    DeviceArray timeline;
-    if (detail::fused_timeline_path()) {
-      timeline = output(
-          DType::fp32,
-          {std::size_t(detail::fused_timeline_chunks), std::size_t(detail::fused_timeline_events)},
-          true);
-      p.timeline = f32(timeline);
-    }
     DeviceArray a_made; // A for the fused kernel, where the call keeps none
     const bool a_given = form == ForwardForm::fused_a;
     if (a_given) {
@@ -234,8 +213,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
       detail::launch_chunk_delta_a_tc(p.k, p.g, p.beta, p.A, t, d);
     }
     detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
-    if (p.timeline)
-      detail::append_fused_timeline(timeline, detail::fused_timeline_path());
+    detail::append_fused_timeline(p, timeline);
     return r;
   }
   TcWy wy = tensor_core_wy(args, t, d, s, poison, st, keep, with_output, row_factors);
@@ -339,7 +317,10 @@ TcWy fused_states(const DeltaArgs &args, const DeltaSaved *saved, const detail::
   r.row_to_end = output(DType::fp32, {s.B, s.T, s.H}, poison);
   h16 = output(in, {s.NC, s.H, s.K, s.V}, poison);
   v_new = output(in, args.v->shape(), poison);
-  detail::DeltaFusedPass p = fused_pass_of(args);
+  DeviceArray timeline; // (none: the states form keeps no timeline)
+  detail::DeltaFusedPass p =
+      detail::fused_pass(args.q, args.k, args.v, args.g, args.beta, args.h0, timeline);
+  p.timeline = nullptr;
   p.A = const_cast<void *>(saved ? saved->A.data() : r.A.data()); // read, not written
   p.Aqk = saved ? nullptr : r.Aqk.data();
   p.h16 = h16.data();
@@ -629,6 +610,8 @@ DeltaGrads chunk_delta_bwd(GateKind gate, const DeltaArgs &args, const DeviceArr
 
 namespace detail {
 
+namespace {
+
 /// How the fused kernel copies its keys' and A's tiles, from RULEPROOF_FUSED_COPIES in the
 /// environment: `tma` (the default: by the Tensor Memory Accelerator) or `threads` (cp.async, 16
 /// bytes a thread of a warpgroup, as every other tile).
@@ -657,7 +640,7 @@ const char *fused_timeline_path() {
   }();
   return path;
 }
-void append_fused_timeline(const DeviceArray &timeline, const char *path) {
+void append_timeline(const DeviceArray &timeline, const char *path) {
   const std::vector<float> cycles = timeline.download();
   std::ofstream out(path, std::ios::app);
   if (!out)
@@ -680,6 +663,35 @@ void append_fused_timeline(const DeviceArray &timeline, const char *path) {
   }
   if (!out)
     throw std::runtime_error(std::string("RULEPROOF_FUSED_TIMELINE: cannot write ") + path);
+}
+
+} // namespace
+
+DeltaFusedPass fused_pass(const DeviceArray *q, const DeviceArray *k, const DeviceArray *v,
+                          const DeviceArray *g, const DeviceArray *beta, const DeviceArray *h0,
+                          DeviceArray &timeline) {
+  DeltaFusedPass p;
+  p.tma = fused_copies_by_tma();
+  p.tma_thread = fused_tma_by_one_thread();
+  p.rows = static_cast<long>(k->shape()[0] * k->shape()[1]);
+  p.q = q->data();
+  p.k = k->data();
+  p.v = v->data();
+  p.g = f32(g);
+  p.beta = f32(beta);
+  p.s0 = f32(h0);
+  if (fused_timeline_path()) {
+    timeline =
+        output(DType::fp32,
+               {std::size_t(fused_timeline_chunks), std::size_t(fused_timeline_events)}, true);
+    p.timeline = f32(timeline);
+  }
+  return p;
+}
+
+void append_fused_timeline(const DeltaFusedPass &p, const DeviceArray &timeline) {
+  if (p.timeline)
+    append_timeline(timeline, fused_timeline_path());
 }
 
 } // namespace detail

@@ -800,43 +800,39 @@ bool runs_sm90a() {
   return runs;
 }
 
-void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
-                                 const ChunkDims &d, bool a_given) {
+namespace {
+/// The kernel of form (A_GIVEN, STATES, PLAIN) for the call's input type and sizes; `name` for its
+/// error.
+template <bool A_GIVEN, bool STATES, bool PLAIN>
+void launch_form(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d,
+                 const char *name) {
   if (t.N == 0)
     return;
   with_sizes(d, [&](auto y, auto ks, auto vs) {
     using In = decltype(y);
     constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
-    if (a_given)
-      launch_fused<In, K, V, true>(p, t, d);
-    else
-      launch_fused<In, K, V, false>(p, t, d);
+    launch_fused<In, K, V, A_GIVEN, STATES, PLAIN>(p, t, d);
   });
-  check("chunk_delta_fused_tc_kernel");
+  check(name);
+}
+} // namespace
+
+void launch_chunk_delta_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                 const ChunkDims &d, bool a_given) {
+  if (a_given)
+    launch_form<true, false, false>(p, t, d, "chunk_delta_fused_tc_kernel");
+  else
+    launch_form<false, false, false>(p, t, d, "chunk_delta_fused_tc_kernel");
 }
 
 void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                         const ChunkDims &d) {
-  if (t.N == 0)
-    return;
-  with_sizes(d, [&](auto y, auto ks, auto vs) {
-    using In = decltype(y);
-    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
-    launch_fused<In, K, V, true, true>(p, t, d);
-  });
-  check("chunk_delta_fused_tc_kernel (states)");
+  launch_form<true, true, false>(p, t, d, "chunk_delta_fused_tc_kernel (states)");
 }
 
 void launch_chunk_gla_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                const ChunkDims &d) {
-  if (t.N == 0)
-    return;
-  with_sizes(d, [&](auto y, auto ks, auto vs) {
-    using In = decltype(y);
-    constexpr int K = decltype(ks)::value, V = decltype(vs)::value;
-    launch_fused<In, K, V, false, false, true>(p, t, d);
-  });
-  check("chunk_delta_fused_tc_kernel (plain)");
+  launch_form<false, false, true>(p, t, d, "chunk_delta_fused_tc_kernel (plain)");
 }
 
 } // namespace ruleproof::gpu::detail

@@ -80,28 +80,13 @@ bool gla_forward_fused() {
 /// simple_gla's forward in the fused kernel's plain form: the output and the final state.
 void fused_forward(const GlaArgs &args, const detail::DeviceChunkTable &t,
                    const detail::ChunkDims &d, GlaForward &r) {
-  detail::DeltaFusedPass p;
-  p.tma = detail::fused_copies_by_tma();
-  p.tma_thread = detail::fused_tma_by_one_thread();
-  p.rows = static_cast<long>(args.k->shape()[0] * args.k->shape()[1]);
-  p.q = args.q->data();
-  p.k = args.k->data();
-  p.v = args.v->data();
-  p.g = f32(args.g);
-  p.s0 = f32(args.h0);
+  DeviceArray timeline; // RULEPROOF_FUSED_TIMELINE, a diagnostic
+  detail::DeltaFusedPass p =
+      detail::fused_pass(args.q, args.k, args.v, args.g, nullptr, args.h0, timeline);
   p.o = r.o.data();
   p.s_end = r.final_state.empty() ? nullptr : f32(r.final_state);
-  DeviceArray timeline; // RULEPROOF_FUSED_TIMELINE, a diagnostic
-  if (detail::fused_timeline_path()) {
-    timeline = output(
-        DType::fp32,
-        {std::size_t(detail::fused_timeline_chunks), std::size_t(detail::fused_timeline_events)},
-        true);
-    p.timeline = f32(timeline);
-  }
   detail::launch_chunk_gla_fused_tc(p, t, d);
-  if (p.timeline)
-    detail::append_fused_timeline(timeline, detail::fused_timeline_path());
+  detail::append_fused_timeline(p, timeline);
 }
 
 /// The forward on tensor cores (gpu/chunk_gla_tc.cu): the scores, then the states and the

@@ -182,16 +182,17 @@ void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChu
 /// (optional); p.beta, p.A and p.Aqk unused.
 void launch_chunk_gla_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                const ChunkDims &d);
-/// The fused kernel's copies, from the environment (gpu/chunk_delta.cpp): DeltaFusedPass::tma
-/// (RULEPROOF_FUSED_COPIES: `tma`, the default, or `threads`) and DeltaFusedPass::tma_thread
-/// (RULEPROOF_FUSED_TMA: `warps`, the default, or `thread`).
-bool fused_copies_by_tma();
-bool fused_tma_by_one_thread();
-/// RULEPROOF_FUSED_TIMELINE=FILE in the environment (gpu/chunk_delta.cpp): its path, or null; and
-/// the append of a fused forward's timeline (DeltaFusedPass::timeline, which it downloads, waiting
-/// for the kernel) to that file.
-const char *fused_timeline_path();
-void append_fused_timeline(const DeviceArray &timeline, const char *path);
+/// The fused kernel's pass with a call's inputs (gpu/chunk_delta.cpp; beta null for the plain
+/// form), its copies' switches from the environment (DeltaFusedPass::tma from
+/// RULEPROOF_FUSED_COPIES: `tma`, the default, or `threads`; tma_thread from RULEPROOF_FUSED_TMA:
+/// `warps`, the default, or `thread`) and, where RULEPROOF_FUSED_TIMELINE=FILE is set (a
+/// diagnostic), `timeline` made and p.timeline set; the outputs are the caller's to set.
+DeltaFusedPass fused_pass(const DeviceArray *q, const DeviceArray *k, const DeviceArray *v,
+                          const DeviceArray *g, const DeviceArray *beta, const DeviceArray *h0,
+                          DeviceArray &timeline);
+/// After the kernel, where p has a timeline: it appended to RULEPROOF_FUSED_TIMELINE's FILE, a
+/// line of the FusedEvent names, then a line a chunk reached (waits for the kernel).
+void append_fused_timeline(const DeltaFusedPass &p, const DeviceArray &timeline);
 
 /// What the tensor-core backward of gated_delta_rule and kda reads besides the inputs, all in the
 /// input type: A [B*T, H, C] (launch_chunk_delta_wy_tc's), the states h at each chunk's start and
