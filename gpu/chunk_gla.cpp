@@ -70,10 +70,13 @@ TcScores tensor_core_scores(const GlaArgs &args, const ChunkTable &table,
 /// Whether simple_gla's tensor-core forward without stages runs in one kernel on warpgroup MMA
 /// (launch_chunk_gla_fused_tc), from RULEPROOF_GLA_FORWARD in the environment: `fused` (the
 /// default where the device runs sm_90a code) or `two` (the scores kernel, then the sequential
-/// kernel; always where it does not, and for a call that asks for stages).
+/// kernel; always where it does not, and for a call that asks for stages). Anything else is an
+/// error, on any device.
 bool gla_forward_fused() {
-  static const bool fused =
-      detail::runs_sm90a() && !detail::other_form("RULEPROOF_GLA_FORWARD", "fused", "two");
+  static const bool fused = [] {
+    const bool two = detail::other_form("RULEPROOF_GLA_FORWARD", "fused", "two");
+    return detail::runs_sm90a() && !two;
+  }();
   return fused;
 }
 
