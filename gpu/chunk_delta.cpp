@@ -132,19 +132,21 @@ bool state_gradient_uses() {
 }
 
 /// How gated_delta_rule's tensor-core forward runs, from RULEPROOF_DELTA_FORWARD in the
-/// environment: `fused_a` (A of every chunk first, launch_chunk_delta_a_tc, then one kernel on
-/// warpgroup MMA for the rest, launch_chunk_delta_fused_tc without A0 and the solve; the default
-/// where the device runs sm_90a code), `fused` (that kernel alone, its solve inside) or `two` (the
-/// WY kernel, then the sequential kernel; the default elsewhere). The fused forms take a call whose
-/// forward returns no stages (those they do not write); the others take the two kernels. Under the
-/// fused forms a forward keeps A and Aqk alone, never the WY factors (keep_factors), and the
-/// backward makes its stages from A in one kernel (fused_states). Anything else is an error.
-enum class ForwardForm { two, fused, fused_a };
+/// environment: `held` (A of every chunk first, launch_chunk_delta_a_tc, then the forward with the
+/// state held in registers, launch_chunk_delta_held_tc; the default where the device runs sm_90a
+/// code), `fused_a` (the same A, then one kernel of four warpgroups on warpgroup MMA for the rest,
+/// launch_chunk_delta_fused_tc without A0 and the solve), `fused` (that kernel alone, its solve
+/// inside) or `two` (the WY kernel, then the sequential kernel; the default elsewhere). The
+/// one-kernel forms take a call whose forward returns no stages (those they do not write); the
+/// others take the two kernels. Under the one-kernel forms a forward keeps A and Aqk alone, never
+/// the WY factors (keep_factors), and the backward makes its stages from A in one kernel
+/// (fused_states). Anything else is an error.
+enum class ForwardForm { two, fused, fused_a, held };
 ForwardForm delta_forward_form() {
   static const ForwardForm kind = [] {
     const char *kernel = std::getenv("RULEPROOF_DELTA_FORWARD");
     if (!kernel || !*kernel)
-      return detail::runs_sm90a() ? ForwardForm::fused_a : ForwardForm::two;
+      return detail::runs_sm90a() ? ForwardForm::held : ForwardForm::two;
     const std::string_view name = kernel;
     if (name == "two")
       return ForwardForm::two;
@@ -152,8 +154,10 @@ ForwardForm delta_forward_form() {
       return ForwardForm::fused;
     if (name == "fused_a")
       return ForwardForm::fused_a;
+    if (name == "held")
+      return ForwardForm::held;
     throw std::invalid_argument("RULEPROOF_DELTA_FORWARD: '" + std::string(name) +
-                                "' is none of two, fused, fused_a");
+                                "' is none of two, fused, fused_a, held");
   }();
   return kind;
 }
@@ -203,7 +207,7 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
     p.Aqk = keep ? r.saved.Aqk.data() : nullptr;
     p.s_end = opts.output_final_state ? f32(r.final_state) : nullptr;
     DeviceArray a_made; // A for the fused kernel, where the call keeps none
-    const bool a_given = form == ForwardForm::fused_a;
+    const bool a_given = form == ForwardForm::fused_a || form == ForwardForm::held;
     if (a_given) {
       if (!keep)
         a_made = output(in, {s.B, s.T, s.H, kernel_chunk_size}, poison);
@@ -212,7 +216,10 @@ TcForward tensor_core_pass(const DeltaArgs &args, const ChunkTable &table,
       // backward that solves again (fused_states)
       detail::launch_chunk_delta_a_tc(p.k, p.g, p.beta, p.A, t, d);
     }
-    detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
+    if (form == ForwardForm::held)
+      detail::launch_chunk_delta_held_tc(p, t, d);
+    else
+      detail::launch_chunk_delta_fused_tc(p, t, d, a_given);
     detail::append_fused_timeline(p, timeline);
     return r;
   }

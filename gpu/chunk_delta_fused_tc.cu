@@ -78,6 +78,7 @@
 #include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
 #include "detail/tma.cuh"
+#include "detail/warpgroup_tc.cuh" // TilePiece, tile_piece, zero_rows_past, issue_product, AccGates
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -85,6 +86,11 @@ namespace ruleproof::gpu::detail {
 namespace {
 
 using namespace tc;
+using warpgroup::AccGates;
+using warpgroup::issue_product;
+using warpgroup::tile_piece;
+using warpgroup::TilePiece;
+using warpgroup::zero_rows_past;
 
 constexpr int FUSED_BV = 64;                          // the values' columns of a block
 constexpr int WARPGROUP = 128;                        // threads of a warpgroup
@@ -138,18 +144,6 @@ static_assert(offsetof(FusedBf16K128, k) % 128 == 0 && offsetof(FusedBf16K128, a
               offsetof(FusedBf16K128, a16_odd) % 128 == 0 &&
               offsetof(FusedBf16K64, a16) % 128 == 0 && offsetof(FusedBf16K64, a16_odd) % 128 == 0);
 
-/// Row and first column of piece e (8 values, 16 bytes) of a tile of ROWS rows as a warpgroup
-/// moves it (copy_tile, store_tile): a warp's 32 pieces are 4 rows by 8 neighbouring pieces, so
-/// that in memory it reaches 4 whole rows of 128 bytes (at 64 columns), and each quarter of it (4
-/// rows of two pieces) is two runs of 64 contiguous bytes of shared memory (two passes).
-struct TilePiece {
-  int r, c0;
-};
-template <int ROWS> __device__ inline TilePiece tile_piece(int e) {
-  const int group = e / 32;
-  return {(group % (ROWS / 4)) * 4 + e % 4, ((group / (ROWS / 4)) * 8 + (e / 4) % 8) * 8};
-}
-
 /// Starts copying rows [0, valid) of a tile of ROWS x COLS 16-bit values (row r from src + r *
 /// stride) into dst's core-matrix layout, rows past `valid` zero; by one warpgroup (tid its
 /// place), a thread 16 bytes at a time (tile_piece's places).
@@ -161,19 +155,6 @@ __device__ void copy_tile(T *dst, const T *src, long stride, int valid, int tid)
     const TilePiece x = tile_piece<ROWS>(e);
     mma::copy_async<16>(dst + tile_at<ROWS>(x.r, x.c0),
                         src + (x.r < valid ? x.r : 0) * stride + x.c0, x.r >= valid);
-  }
-}
-
-/// Zeroes rows [valid, ROWS) of a tile of ROWS x COLS 16-bit values held in the core-matrix
-/// layout (the rows a copy by the Tensor Memory Accelerator brings from past a sequence's end,
-/// where copy_tile writes zeros); by one warpgroup (tid its place), a thread 16 bytes at a time.
-template <int ROWS, int COLS, class T> __device__ void zero_rows_past(T *tile, int valid, int tid) {
-  static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
-#pragma unroll 1
-  for (int e = tid; valid < ROWS && e < ROWS * (COLS / 8); e += WARPGROUP) {
-    const TilePiece x = tile_piece<ROWS>(e);
-    if (x.r >= valid)
-      *reinterpret_cast<uint4 *>(&tile[tile_at<ROWS>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
   }
 }
 
@@ -191,31 +172,6 @@ __device__ void store_tile(T *dst, long stride, const T *src, int valid, int tid
           *reinterpret_cast<const uint4 *>(src + tile_at<ROWS>(x.r, x.c0));
   }
 }
-
-/// D (64 x 64) = sum over `steps` 16-deep steps of A B, issued (not waited for): a(k0) and b(k0)
-/// the descriptors of step k0.
-template <class T, bool B_MN, bool A_MN = false, class DescA, class DescB>
-__device__ inline void issue_product(float (&d)[32], int depth, DescA a, DescB b, bool accumulate) {
-#pragma unroll
-  for (int k0 = 0; k0 < depth; k0 += 16)
-    wgmma::m64n64k16<T, B_MN, A_MN>(d, a(k0), b(k0), accumulate || k0 > 0);
-}
-
-/// A chunk's g_cum at this thread's two rows and sixteen columns of a 64 x 64 accumulator, read
-/// once: decay(e) = e^{g_cum_i - g_cum_j} of its entry e (one exp each).
-struct AccGates {
-  float row[2], col[8][2];
-  __device__ explicit AccGates(const float *g_cum) {
-    row[0] = g_cum[wgmma::d_row(0)];
-    row[1] = g_cum[wgmma::d_row(2)];
-#pragma unroll
-    for (int t = 0; t < 8; ++t)
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-        col[t][u] = g_cum[wgmma::d_col(4 * t + u)];
-  }
-  __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
-};
 
 template <class In, int K, int V, bool A_GIVEN, bool STATES, bool PLAIN>
 __global__ void __launch_bounds__(FUSED_THREADS, 1)

@@ -85,5 +85,12 @@ void launch_chunk_gla_fused_tc(const DeltaFusedPass &, const DeviceChunkTable &,
                                const ChunkDims &) {
   no_cuda("chunk_delta_fused_tc_kernel");
 }
+void launch_chunk_delta_held_tc(const DeltaFusedPass &, const DeviceChunkTable &,
+                                const ChunkDims &) {
+  no_cuda("chunk_delta_held_tc_kernel");
+}
+void launch_chunk_gla_held_tc(const DeltaFusedPass &, const DeviceChunkTable &, const ChunkDims &) {
+  no_cuda("chunk_delta_held_tc_kernel");
+}
 
 } // namespace ruleproof::gpu::detail

@@ -2,11 +2,17 @@
 // buffers, and the kernels' order. Forward on CUDA cores: chunk_local_cumsum, chunk_fwd_h,
 // chunk_fwd_o; on tensor cores (KernelPath::tensor_cores): chunk_gla_scores_tc (every chunk at
 // once), then chunk_gla_fwd_tc (the states and the output, fused); simple_gla's forward without
-// stages on compute capability 9.0, chunk_delta_fused_tc's plain form alone (the scores, the
-// states and the output in one kernel on warpgroup MMA; RULEPROOF_GLA_FORWARD=two keeps the two
-// kernels). Backward (CUDA cores, either path): the first two stages again (g_cum and h, not
-// stored by the forward), then chunk_bwd_dh, chunk_bwd_dqkv, chunk_bwd_dg.
+// stages on compute capability 9.0, chunk_delta_held_tc's plain form alone (the scores, the states
+// and the output in one kernel on warpgroup MMA, the state held in registers;
+// RULEPROOF_GLA_FORWARD=fused runs chunk_delta_fused_tc's plain form, =two the two kernels).
+// Backward (CUDA cores, either path): the first two stages again (g_cum and h, not stored by the
+// forward), then chunk_bwd_dh, chunk_bwd_dqkv, chunk_bwd_dg.
 #include "chunk_gla.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "detail/delta_launch.hpp" // launch_chunk_gla_fused_tc, the fused kernel's plain form
 #include "detail/gla_launch.hpp"
@@ -67,20 +73,32 @@ TcScores tensor_core_scores(const GlaArgs &args, const ChunkTable &table,
   return r;
 }
 
-/// Whether simple_gla's tensor-core forward without stages runs in one kernel on warpgroup MMA
-/// (launch_chunk_gla_fused_tc), from RULEPROOF_GLA_FORWARD in the environment: `fused` (the
-/// default where the device runs sm_90a code) or `two` (the scores kernel, then the sequential
-/// kernel; always where it does not, and for a call that asks for stages). Anything else is an
-/// error, on any device.
-bool gla_forward_fused() {
-  static const bool fused = [] {
-    const bool two = detail::other_form("RULEPROOF_GLA_FORWARD", "fused", "two");
-    return detail::runs_sm90a() && !two;
+/// How simple_gla's tensor-core forward without stages runs, from RULEPROOF_GLA_FORWARD in the
+/// environment: `held` (the kernel with the state held in registers, launch_chunk_gla_held_tc; the
+/// default where the device runs sm_90a code), `fused` (the plain form of the four-warpgroup
+/// kernel, launch_chunk_gla_fused_tc) or `two` (the scores kernel, then the sequential kernel;
+/// always where the device does not run sm_90a code, and for a call that asks for stages). Anything
+/// else is an error, on any device.
+enum class GlaForwardForm { two, fused, held };
+GlaForwardForm gla_forward_form() {
+  static const GlaForwardForm form = [] {
+    const char *value = std::getenv("RULEPROOF_GLA_FORWARD");
+    const std::string_view name = value ? value : "";
+    GlaForwardForm f = GlaForwardForm::held;
+    if (name == "two")
+      f = GlaForwardForm::two;
+    else if (name == "fused")
+      f = GlaForwardForm::fused;
+    else if (!name.empty() && name != "held")
+      throw std::invalid_argument("RULEPROOF_GLA_FORWARD: '" + std::string(name) +
+                                  "' is none of fused, held, two");
+    return detail::runs_sm90a() ? f : GlaForwardForm::two;
   }();
-  return fused;
+  return form;
 }
 
-/// simple_gla's forward in the fused kernel's plain form: the output and the final state.
+/// simple_gla's forward in one kernel (gla_forward_form: the fused kernel's plain form, or the held
+/// kernel's): the output and the final state.
 void fused_forward(const GlaArgs &args, const detail::DeviceChunkTable &t,
                    const detail::ChunkDims &d, GlaForward &r) {
   DeviceArray timeline; // RULEPROOF_FUSED_TIMELINE, a diagnostic
@@ -88,13 +106,16 @@ void fused_forward(const GlaArgs &args, const detail::DeviceChunkTable &t,
       detail::fused_pass(args.q, args.k, args.v, args.g, nullptr, args.h0, timeline);
   p.o = r.o.data();
   p.s_end = r.final_state.empty() ? nullptr : f32(r.final_state);
-  detail::launch_chunk_gla_fused_tc(p, t, d);
+  if (gla_forward_form() == GlaForwardForm::held)
+    detail::launch_chunk_gla_held_tc(p, t, d);
+  else
+    detail::launch_chunk_gla_fused_tc(p, t, d);
   detail::append_fused_timeline(p, timeline);
 }
 
 /// The forward on tensor cores (gpu/chunk_gla_tc.cu): the scores, then the states and the
-/// output fused (simple_gla's without stages in one kernel where gla_forward_fused); the stages
-/// written when asked for.
+/// output fused (simple_gla's without stages in one kernel where gla_forward_form says so); the
+/// stages written when asked for.
 GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
                                const detail::ChunkDims &d, const ChunkShapes &s,
                                const ChunkOptions &opts) {
@@ -109,7 +130,7 @@ GlaForward tensor_core_forward(const GlaArgs &args, const ChunkTable &table,
     r.A = output(DType::fp32, {s.B, s.T, s.H, std::size_t(kernel_chunk_size)}, poison);
   }
   const bool row_factors = d.G == 1; // simple_gla: q and k undecayed, scaled in fp32
-  if (row_factors && !stages && gla_forward_fused()) {
+  if (row_factors && !stages && gla_forward_form() != GlaForwardForm::two) {
     fused_forward(args, table.device(), d, r);
     return r;
   }

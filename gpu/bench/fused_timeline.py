@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """ruleproof: the phases of gated_delta_rule's fused forward (gpu/chunk_delta_fused_tc.cu; and of
-simple_gla's, its plain form, whose WY phases are absent), read from the timeline
+simple_gla's, its plain form, whose WY phases are absent), or with --form held of the held forward
+(gpu/chunk_delta_held_tc.cu, which records its own phases in FusedEvent's places), read from the
+timeline
 RULEPROOF_FUSED_TIMELINE=FILE makes it append (gpu/chunk_delta.cpp): block
 (0, 0, 0)'s SM cycles at the end of each phase (FusedEvent, gpu/detail/delta_launch.hpp) of each
 chunk. Takes the last call in FILE and prints each role's phases, a chunk's median and mean over
 the chunks of the sequence but its first and last (the pipeline's start and end), in cycles and in
 microseconds at --mhz (the SM clock, nvidia-smi's clocks.sm while it ran; 1980 by default).
 
-usage: gpu/bench/fused_timeline.py FILE [--mhz 1980]
+usage: gpu/bench/fused_timeline.py FILE [--mhz 1980] [--form fused|held]
 """
 import argparse
 import math
@@ -45,6 +47,30 @@ PHASES = [
     ("output", "Aqk v_new and the store", "output_v_new", "output_stored", 0),
 ]
 
+# the held forward's: its state warpgroup's marks in the state_* places and output_stored, its
+# chunks warpgroup's (a chunk ahead) in the wy_* places, each for the chunk it works on
+HELD_PHASES = [
+    ("step", "a step (the state takes chunk c - 1, then chunk c)", "state_wy_done",
+     "state_wy_done", -1),
+    ("state", "h^T k^T and h^T q^T issued, (k h)^T done", "state_wy_done", "state_wh", 0),
+    ("state", "x, then v_new^T done", "state_wh", "state_v_new", 0),
+    ("state", "o's last product and h's update issued, o stored", "state_v_new", "output_stored",
+     0),
+    ("state", "h's update done", "output_stored", "state_update", 0),
+    ("state", "waits for the next chunk's Aqk", "state_update", "state_wy_done", -1),
+    ("chunks", "an iteration", "wy_start", "wy_start", -1),
+    ("chunks", "waits for the chunk's copies", "wy_start", "wy_waited", 0),
+    ("chunks", "rows past the sequence's end zeroed", "wy_waited", "wy_kk", 0),
+    ("chunks", "the gates (first warp), q k^T issued", "wy_kk", "wy_a0", 0),
+    ("chunks", "q k^T done", "wy_a0", "wy_solve", 0),
+    ("chunks", "g_cum in", "wy_solve", "wy_factors", 0),
+    ("chunks", "Aqk stored and handed over", "wy_factors", "wy_arrived", 0),
+    ("chunks", "waits for the state's chunk before, issues the copies", "wy_arrived",
+     "wy_step_end", 0),
+    ("lead", "Aqk handed over to the state taking the chunk", "wy_arrived", "state_wy_done", 0),
+]
+FORMS = {"fused": PHASES, "held": HELD_PHASES}
+
 
 def last_call(lines):
     """The rows of the last call in the file: chunk -> {event: cycles}."""
@@ -64,12 +90,12 @@ def last_call(lines):
     return rows
 
 
-def phases(rows):
+def phases(rows, table=PHASES):
     """Each phase's cycles over the chunks but the first and last: (role, phase, [cycles])."""
     chunks = sorted(rows)
     inner = chunks[1:-1] or chunks
     out = []
-    for role, phase, start, end, offset in PHASES:
+    for role, phase, start, end, offset in table:
         values = []
         for c in inner:
             if c + offset not in rows:
@@ -85,12 +111,14 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("file")
     p.add_argument("--mhz", type=float, default=1980.0)
+    p.add_argument("--form", choices=sorted(FORMS), default="fused",
+                   help="the kernel that recorded the timeline (default: fused)")
     a = p.parse_args(argv)
     with open(a.file) as f:
         rows = last_call(f.read().splitlines())
     print("| role | phase | median cycles | mean cycles | median us | chunks |")
     print("|---|---|---|---|---|---|")
-    for role, phase, values in phases(rows):
+    for role, phase, values in phases(rows, FORMS[a.form]):
         if not values:
             print("| %s | %s | | | | 0 |" % (role, phase))
             continue

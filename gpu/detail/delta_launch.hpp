@@ -182,6 +182,17 @@ void launch_chunk_delta_fused_states_tc(const DeltaFusedPass &p, const DeviceChu
 /// (optional); p.beta, p.A and p.Aqk unused.
 void launch_chunk_gla_fused_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
                                const ChunkDims &d);
+/// gated_delta_rule's forward with the state held in registers (gpu/chunk_delta_held_tc.cu,
+/// sm_90a): every product of a chunk's step takes its left factor from registers, and v_new = A x
+/// with x = Diag(beta) (v - e^{g_cum} . (k h)), no WY factor formed. Reads p.q, p.k, p.v, p.g,
+/// p.beta, p.A (launch_chunk_delta_a_tc's) and p.s0 (optional); writes p.o, p.s_end and p.Aqk
+/// (each optional but o); p.tma and the timeline unused.
+void launch_chunk_delta_held_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                                const ChunkDims &d);
+/// simple_gla's forward in that kernel's plain form: v_new = v, no A and no beta (p.beta, p.A
+/// and p.Aqk unused).
+void launch_chunk_gla_held_tc(const DeltaFusedPass &p, const DeviceChunkTable &t,
+                              const ChunkDims &d);
 /// The fused kernel's pass with a call's inputs (gpu/chunk_delta.cpp; beta null for the plain
 /// form), its copies' switches from the environment (DeltaFusedPass::tma from
 /// RULEPROOF_FUSED_COPIES: `tma`, the default, or `threads`; tma_thread from RULEPROOF_FUSED_TMA:

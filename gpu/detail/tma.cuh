@@ -23,11 +23,11 @@
 
 namespace ruleproof::gpu::detail::tma {
 
-/// \brief The tensor map of a [rows, columns] array of 16-bit values (row stride `stride`
-/// values, a multiple of 8; base 16-byte aligned), read in boxes of 8 columns by `box_rows`
-/// rows. Rows past `rows` and columns past `columns` arrive as zeros. Throws on an error.
-inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::uint64_t columns,
-                                   std::uint64_t stride, std::uint32_t box_rows, bool fp16) {
+/// A tensor map of 16-bit values without swizzle (dims, strides in bytes, box and steps as the
+/// driver's encoder takes them, innermost first); throws on an error.
+inline CUtensorMap encode_map(const void *base, unsigned rank, const cuuint64_t *dims,
+                              const cuuint64_t *strides, const cuuint32_t *box,
+                              const cuuint32_t *steps, bool fp16) {
   // the driver's encoder, looked up on the first call (null where the driver has none)
   static void *const encode = [] {
     void *entry = nullptr;
@@ -40,10 +40,8 @@ inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::ui
   if (!encode)
     throw std::runtime_error("tma: the driver has no cuTensorMapEncodeTiled");
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {columns, rows}, strides[1] = {stride * 2};
-  const cuuint32_t box[2] = {8, box_rows}, steps[2] = {1, 1};
   const CUresult r = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(encode)(
-      &map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      &map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank,
       const_cast<void *>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -51,6 +49,30 @@ inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::ui
     throw std::runtime_error("tma: cuTensorMapEncodeTiled failed with CUresult " +
                              std::to_string(static_cast<int>(r)));
   return map;
+}
+
+/// \brief The tensor map of a [rows, columns] array of 16-bit values (row stride `stride`
+/// values, a multiple of 8; base 16-byte aligned), read in boxes of 8 columns by `box_rows`
+/// rows. Rows past `rows` and columns past `columns` arrive as zeros. Throws on an error.
+inline CUtensorMap encode_rows_map(const void *base, std::uint64_t rows, std::uint64_t columns,
+                                   std::uint64_t stride, std::uint32_t box_rows, bool fp16) {
+  const cuuint64_t dims[2] = {columns, rows}, strides[1] = {stride * 2};
+  const cuuint32_t box[2] = {8, box_rows}, steps[2] = {1, 1};
+  return encode_map(base, 2, dims, strides, box, steps, fp16);
+}
+
+/// \brief The tensor map of the same array read as whole tiles of `box_rows` rows by `box_columns`
+/// columns in the K-major core-matrix layout, one copy a tile (copy_tile_k_major): three
+/// dimensions, the 8 values of a row's column group, the rows, the column groups (`stride` values
+/// and 16 bytes apart), so that a box lands its column groups one after another, each its rows of
+/// 16 bytes, which is that layout (k_major_at of gpu/detail/wgmma.cuh). Rows past `rows` arrive as
+/// zeros. Throws on an error.
+inline CUtensorMap encode_tiles_map(const void *base, std::uint64_t rows, std::uint64_t columns,
+                                    std::uint64_t stride, std::uint32_t box_rows,
+                                    std::uint32_t box_columns, bool fp16) {
+  const cuuint64_t dims[3] = {8, rows, columns / 8}, strides[2] = {stride * 2, 16};
+  const cuuint32_t box[3] = {8, box_rows, box_columns / 8}, steps[3] = {1, 1, 1};
+  return encode_map(base, 3, dims, strides, box, steps, fp16);
 }
 
 /// An mbarrier in shared memory that `count` threads arrive at once a phase.
@@ -92,6 +114,18 @@ __device__ inline void copy_box(void *dst, const CUtensorMap &map, int column, i
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(mma::shared_address(dst)),
                "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(column), "r"(row),
+               "r"(mma::shared_address(barrier))
+               : "memory");
+}
+
+/// Starts the copy of the tile at rows [row, ..) and columns [column, ..) (a multiple of 8) of
+/// `map` (encode_tiles_map's) into dst (128-byte aligned) in the K-major core-matrix layout, one
+/// instruction, its bytes counted on `barrier`.
+__device__ inline void copy_tile_k_major(void *dst, const CUtensorMap &map, int column, int row,
+                                         std::uint64_t *barrier) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(mma::shared_address(dst)),
+               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(0), "r"(row), "r"(column / 8),
                "r"(mma::shared_address(barrier))
                : "memory");
 }

@@ -108,11 +108,69 @@ __device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t 
 #undef RULEPROOF_WGMMA_REGS
 }
 
+/// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K, A from registers: `a` this
+/// thread's four pairs of A's 16-bit values in mma.sync's fragment layout for the warp's 16 rows
+/// (a_from_d makes them from a D of the same layout); B in shared memory as m64n64k16 reads it. The
+/// registers of `a` are read while the product runs: fence_operand them after its wait.
+template <class T, bool B_MN>
+__device__ inline void m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b,
+                                    bool accumulate) {
+  static_assert(sizeof(T) == 2, "16-bit operands");
+  constexpr int TRANS_B = B_MN ? 1 : 0;
+#define RULEPROOF_WGMMA_D                                                                          \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),     \
+      "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),   \
+      "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),   \
+      "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define RULEPROOF_WGMMA_REGS                                                                       \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "    \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " RULEPROOF_WGMMA_REGS
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+                 : RULEPROOF_WGMMA_D
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),
+                   "r"(static_cast<int>(accumulate)), "n"(TRANS_B));
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " RULEPROOF_WGMMA_REGS
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+                 : RULEPROOF_WGMMA_D
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),
+                   "r"(static_cast<int>(accumulate)), "n"(TRANS_B));
+#undef RULEPROOF_WGMMA_D
+#undef RULEPROOF_WGMMA_REGS
+}
+
+/// Keeps values in their registers up to this point: after a product's wait, for the registers it
+/// read (m64n64k16_rs's `a`) or wrote, so that the compiler reuses none of them while it runs.
+template <int N> __device__ inline void fence_operand(float (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+f"(x[i])::"memory");
+}
+template <int N> __device__ inline void fence_operand(std::uint32_t (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+r"(x[i])::"memory");
+}
+
 /// Row of D entry i (0..31) of this thread (header).
 __device__ inline int d_row(int i) {
   return 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4 + 8 * ((i % 4) / 2);
 }
 /// Column of D entry i of this thread.
 __device__ inline int d_col(int i) { return 8 * (i / 4) + 2 * (threadIdx.x % 4) + i % 2; }
+
+/// A's fragment for m64n64k16_rs over columns [16 s, 16 s + 16) of a 64 x 64 D held in fp32 (the
+/// same rows, a warp's 16): D's entries 8 s .. 8 s + 7, two to a register, rounded to T.
+template <class T>
+__device__ inline void a_from_d(std::uint32_t (&a)[4], const float (&d)[32], int s) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    a[r] = mma::pack_rounded<T>(d[8 * s + 2 * r], d[8 * s + 2 * r + 1]);
+}
 
 } // namespace ruleproof::gpu::detail::wgmma

@@ -1,8 +1,9 @@
 // ruleproof: tma_rows_k_major_kernel, the copy of a 64 x 128 tile by the Tensor Memory Accelerator
 // into wgmma's K-major layout (gpu/detail/tma.cuh, copy_rows_k_major), by one thread or by the
 // first lane of each of several warps, a share of the boxes each, as the fused forward issues its
-// keys (gpu/chunk_delta_fused_tc.cu). CPU reference: the layout written out in
-// gpu/tests/tma_tests.cpp.
+// keys (gpu/chunk_delta_fused_tc.cu), or as one box by one instruction (copy_tile_k_major, as the
+// held forward copies its tiles: gpu/chunk_delta_held_tc.cu). CPU reference: the layout written out
+// in gpu/tests/tma_tests.cpp.
 #include "gpu/tests/tma_copy.hpp"
 
 #include <cuda_runtime.h>
@@ -27,7 +28,10 @@ __global__ void __launch_bounds__(128)
     tma::init_barrier(&arrived, 1);
   __syncthreads();
   const int part = threadIdx.x / 32;
-  if (threadIdx.x % 32 == 0 && part < issuers) {
+  if (issuers == 0 && threadIdx.x == 0) { // the whole tile, one instruction
+    tma::arrive_expecting(&arrived, sizeof(tile));
+    tma::copy_tile_k_major(tile, map, column0, row0, &arrived);
+  } else if (threadIdx.x % 32 == 0 && part < issuers) {
     if (part == 0) // the one arrival, expecting every box's bytes
       tma::arrive_expecting(&arrived, sizeof(tile));
     tma::copy_rows_k_major<TMA_K>(tile, map, column0, row0, &arrived, part, issuers);
@@ -49,8 +53,8 @@ std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &sr
                                             int columns, int row0, int column0, int issuers) {
   if (src.size() != static_cast<std::size_t>(rows) * columns)
     throw std::invalid_argument("tma_rows_k_major: src is not rows x columns");
-  if (issuers < 1 || issuers > 4)
-    throw std::invalid_argument("tma_rows_k_major: 1 to 4 issuers (the block's warps)");
+  if (issuers < 0 || issuers > 4)
+    throw std::invalid_argument("tma_rows_k_major: 0 to 4 issuers (the block's warps)");
   std::uint16_t *d_src = nullptr, *d_out = nullptr;
   const std::size_t out_values = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
   cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
@@ -58,7 +62,9 @@ std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &sr
   std::vector<std::uint16_t> out(out_values);
   try {
     cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
-    const CUtensorMap map = tma::encode_rows_map(d_src, rows, columns, columns, TMA_ROWS, false);
+    const CUtensorMap map =
+        issuers == 0 ? tma::encode_tiles_map(d_src, rows, columns, columns, TMA_ROWS, TMA_K, false)
+                     : tma::encode_rows_map(d_src, rows, columns, columns, TMA_ROWS, false);
     tma_rows_k_major_kernel<<<1, 128>>>(map, row0, column0, issuers, d_out);
     cuda_ok(cudaGetLastError(), "launch");
     cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");

@@ -13,7 +13,8 @@ constexpr int TMA_ROWS = 64, TMA_K = 128;
 /// of 16-bit values (bf16 bits) stored by rows, copied by tma::copy_rows_k_major into shared
 /// memory and read back as it lies there (64 * 128 values, wgmma's K-major core-matrix layout
 /// when the copy is right), its boxes issued by the first lane of each of `issuers` warps (1 to
-/// 4), a share each. Throws on a CUDA error.
+/// 4), a share each, or (issuers 0) the tile as one box of a three-dimensional tensor map by one
+/// instruction (tma::encode_tiles_map, tma::copy_tile_k_major). Throws on a CUDA error.
 std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &src, int rows,
                                             int columns, int row0, int column0, int issuers = 1);
 

@@ -46,7 +46,7 @@ TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
   for (std::size_t i = 0; i < src.size(); ++i)
     src[i] = static_cast<std::uint16_t>(i % 65535 + 1);
   const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}};
-  for (const int issuers : {1, 4})
+  for (const int issuers : {0, 1, 4}) // (0: one box, one instruction)
     for (const auto &[row0, column0] : starts) {
       INFO("rows from " << row0 << ", columns from " << column0 << ", " << issuers
                         << " issuing threads");

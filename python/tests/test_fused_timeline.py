@@ -91,3 +91,38 @@ def test_the_table_prints(tmp_path, capsys):
     assert fused_timeline.main([str(f), "--mhz", "1000"]) == 0
     out = capsys.readouterr().out
     assert "| WY | the solve | 300 | 300 | 0.30 | 3 |" in out
+
+
+def held_row(c, step=1000):
+    """The held forward's chunk c: its chunks warpgroup's phases a step before the state's."""
+    ahead, own = (c - 1) * step, c * step
+    at = {e: float("nan") for e in EVENTS}
+    at.update({"wy_start": ahead + 0, "wy_waited": ahead + 30, "wy_kk": ahead + 40,
+               "wy_a0": ahead + 240, "wy_solve": ahead + 300, "wy_factors": ahead + 310,
+               "wy_arrived": ahead + 510, "wy_step_end": ahead + 900,
+               "state_wy_done": own + 100, "state_wh": own + 250, "state_v_new": own + 330,
+               "output_stored": own + 600, "state_update": own + 640})
+    return "%d %s" % (c, " ".join(str(at[e]) for e in EVENTS))
+
+
+def test_the_held_forms_phases():
+    lines = ["chunk " + " ".join(EVENTS)] + [held_row(c) for c in range(6)]
+    got = {(role, phase): values for role, phase, values in
+           fused_timeline.phases(fused_timeline.last_call(lines), fused_timeline.HELD_PHASES)}
+    assert got[("step", "a step (the state takes chunk c - 1, then chunk c)")] == [1000.0] * 4
+    assert got[("state", "h^T k^T and h^T q^T issued, (k h)^T done")] == [150.0] * 4
+    assert got[("state", "x, then v_new^T done")] == [80.0] * 4
+    assert got[("state", "h's update done")] == [40.0] * 4
+    assert got[("state", "waits for the next chunk's Aqk")] == [460.0] * 4
+    assert got[("chunks", "an iteration")] == [1000.0] * 4
+    assert got[("chunks", "the gates (first warp), q k^T issued")] == [200.0] * 4
+    assert got[("chunks", "Aqk stored and handed over")] == [200.0] * 4
+    assert got[("lead", "Aqk handed over to the state taking the chunk")] == [590.0] * 4
+
+
+def test_the_held_table_prints(tmp_path, capsys):
+    f = tmp_path / "timeline.txt"
+    f.write_text("\n".join(["chunk " + " ".join(EVENTS)] + [held_row(c) for c in range(5)]))
+    assert fused_timeline.main([str(f), "--form", "held"]) == 0
+    out = capsys.readouterr().out
+    assert "| chunks | q k^T done | 60 | 60 | 0.03 | 3 |" in out

@@ -1,0 +1,66 @@
+// ruleproof: device helpers shared by the warpgroup-MMA kernels (sm_90a):
+// gpu/chunk_delta_fused_tc.cu and gpu/chunk_delta_held_tc.cu. A 64 x 64 product issued over a depth
+// of 16-deep steps, a chunk's gates at a thread's entries of a 64 x 64 accumulator, and a tile's
+// pieces of 16 bytes as a warpgroup moves them or zeroes the rows past a sequence's end.
+#pragma once
+
+#include "gpu/detail/gla_tc.cuh" // fast_exp
+#include "gpu/detail/wgmma.cuh"
+
+namespace ruleproof::gpu::detail::warpgroup {
+
+using tc::fast_exp;
+
+constexpr int SIZE = 128; // threads of a warpgroup
+
+/// Row and first column of piece e (8 values, 16 bytes) of a tile of ROWS rows as a warpgroup
+/// moves it (copy_tile, store_tile): a warp's 32 pieces are 4 rows by 8 neighbouring pieces, so
+/// that in memory it reaches 4 whole rows of 128 bytes (at 64 columns), and each quarter of it (4
+/// rows of two pieces) is two runs of 64 contiguous bytes of shared memory (two passes).
+struct TilePiece {
+  int r, c0;
+};
+template <int ROWS> __device__ inline TilePiece tile_piece(int e) {
+  const int group = e / 32;
+  return {(group % (ROWS / 4)) * 4 + e % 4, ((group / (ROWS / 4)) * 8 + (e / 4) % 8) * 8};
+}
+
+/// Zeroes rows [valid, ROWS) of a tile of ROWS x COLS 16-bit values held in the core-matrix
+/// layout (the rows a copy by the Tensor Memory Accelerator brings from past a sequence's end,
+/// where copy_tile writes zeros); by one warpgroup (tid its place), a thread 16 bytes at a time.
+template <int ROWS, int COLS, class T> __device__ void zero_rows_past(T *tile, int valid, int tid) {
+  static_assert(ROWS % 4 == 0 && COLS % 64 == 0, "whole groups of 4 rows by 8 pieces");
+#pragma unroll 1
+  for (int e = tid; valid < ROWS && e < ROWS * (COLS / 8); e += SIZE) {
+    const TilePiece x = tile_piece<ROWS>(e);
+    if (x.r >= valid)
+      *reinterpret_cast<uint4 *>(&tile[wgmma::k_major_at<ROWS>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
+  }
+}
+
+/// D (64 x 64) = sum over `steps` 16-deep steps of A B, issued (not waited for): a(k0) and b(k0)
+/// the descriptors of step k0.
+template <class T, bool B_MN, bool A_MN = false, class DescA, class DescB>
+__device__ inline void issue_product(float (&d)[32], int depth, DescA a, DescB b, bool accumulate) {
+#pragma unroll
+  for (int k0 = 0; k0 < depth; k0 += 16)
+    wgmma::m64n64k16<T, B_MN, A_MN>(d, a(k0), b(k0), accumulate || k0 > 0);
+}
+
+/// A chunk's g_cum at this thread's two rows and sixteen columns of a 64 x 64 accumulator, read
+/// once: decay(e) = e^{g_cum_i - g_cum_j} of its entry e (one exp each).
+struct AccGates {
+  float row[2], col[8][2];
+  __device__ explicit AccGates(const float *g_cum) {
+    row[0] = g_cum[wgmma::d_row(0)];
+    row[1] = g_cum[wgmma::d_row(2)];
+#pragma unroll
+    for (int t = 0; t < 8; ++t)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        col[t][u] = g_cum[wgmma::d_col(4 * t + u)];
+  }
+  __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
+};
+
+} // namespace ruleproof::gpu::detail::warpgroup
