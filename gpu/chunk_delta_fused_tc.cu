@@ -9,10 +9,11 @@
 // e^{g_cum}, beta v, w, u, the state's copy at a chunk's start, v_new and v_end; the products' sums
 // are wgmma's fp32 sums in place of mma.sync's. Two forms (A_GIVEN): given A of every chunk
 // (launch_chunk_delta_a_tc's, gpu/chunk_delta_tc.cu, run first: RULEPROOF_DELTA_FORWARD=fused_a,
-// the default on a device of compute capability 9.0), the WY warpgroups make no A0 and no solve,
-// and A comes in with the keys; without it (RULEPROOF_DELTA_FORWARD=fused), they make A0 and A
-// themselves. A third form (STATES, launch_chunk_delta_fused_states_tc), given A, is the
-// backward's recompute under the fused forms: no output, and each role stores what the backward
+// the default on compute capability 9.0 until the held kernel, gpu/chunk_delta_held_tc.cu, took
+// its place; the states form below is still the backward's under both), the WY warpgroups make no
+// A0 and no solve, and A comes in with the keys; without it (RULEPROOF_DELTA_FORWARD=fused), they
+// make A0 and A themselves. A third form (STATES, launch_chunk_delta_fused_states_tc), given A, is
+// the backward's recompute under the fused forms: no output, and each role stores what the backward
 // reads from the tiles it made itself (the state warpgroup h at each chunk's start and v_new, the
 // WY warpgroups w, the row factors and e^{gl}), as chunk_delta_wy_from_a_tc then
 // chunk_gla_state_tc would; for a backward that solves again, the output warpgroup stores Aqk as
@@ -23,9 +24,9 @@
 // warpgroup makes each chunk's gates and, a step ahead, v_end = v . e^{gl - g_cum} (in w's place
 // of index c % 2), the first only copies the keys, and the state's step is h's update and copy
 // alone; it rounds what launch_chunk_gla_scores_tc then chunk_gla_state_tc round (the scores,
-// v_end, the state's copy). On an H200 at B 4, T 4096, H 16, K = V = 128, bf16: 0.425-0.426 ms
-// given A, 0.513-0.519 without, the two kernels 0.517-0.518 (reports/gpu/tensor_core.md, "The
-// forward from A").
+// v_end, the state's copy), behind RULEPROOF_GLA_FORWARD=fused. On an H200 at B 4, T 4096, H 16,
+// K = V = 128, bf16: 0.425-0.426 ms given A, 0.513-0.519 without, the two kernels 0.517-0.518
+// (reports/gpu/tensor_core.md, "The forward from A").
 //
 // Per chunk of n <= 64 rows (g_cum its local cumulative gate, gl = g_cum of its last row):
 //   Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
@@ -78,7 +79,8 @@
 #include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
 #include "detail/tma.cuh"
-#include "detail/warpgroup_tc.cuh" // TilePiece, tile_piece, zero_rows_past, issue_product, AccGates
+#include "detail/warpgroup_tc.cuh" // tile_piece, zero_rows_past, issue_product, AccGates,
+                                   // chunk_gate_scan
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -87,6 +89,7 @@ namespace {
 
 using namespace tc;
 using warpgroup::AccGates;
+using warpgroup::chunk_gate_scan;
 using warpgroup::issue_product;
 using warpgroup::tile_piece;
 using warpgroup::TilePiece;
@@ -273,31 +276,18 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto chunk_gates = [&](int c) {
     const ChunkRows rows = rows_of(c);
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
-    if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
-                    // past n: gl's, their gates zero), their factors, and e^{gl}
-      const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
-      float sum = g0 + g1;
-#pragma unroll
-      for (int offset = 1; offset < 32; offset *= 2) {
-        const float before = __shfl_up_sync(0xffffffffu, sum, offset);
-        if (tid >= offset)
-          sum += before;
-      }
-      const float gl = __shfl_sync(0xffffffffu, sum, 31);
-      const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
-      const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int i = 2 * tid + u;
-        s.g_cum[s2][i] = gi[u];
-        s.row_up[s2][i] = expf(gi[u]);
-        s.row_to_end[s2][i] = expf(gl - gi[u]);
-        if (STATES && v0 == 0 && i < n) { // the backward's row factors
-          const long at = row_at(rows) + static_cast<long>(i) * d.H;
-          p.row_up[at] = s.row_up[s2][i];
-          p.row_to_end[at] = s.row_to_end[s2][i];
-        }
-      }
+    if (tid < 32) { // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
+      const float gl =
+          chunk_gate_scan(s.g_raw[s3], tid, [&](int i, float g, float up, float to_end) {
+            s.g_cum[s2][i] = g;
+            s.row_up[s2][i] = up;
+            s.row_to_end[s2][i] = to_end;
+            if (STATES && v0 == 0 && i < n) { // the backward's row factors
+              const long at = row_at(rows) + static_cast<long>(i) * d.H;
+              p.row_up[at] = up;
+              p.row_to_end[at] = to_end;
+            }
+          });
       if (tid == 0)
         s.decay[s2] = expf(gl);
       if (STATES && v0 == 0 && tid == 0)

@@ -55,7 +55,7 @@
 #include "detail/gla_tc.cuh" // to, val
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
 #include "detail/tma.cuh"
-#include "detail/warpgroup_tc.cuh" // issue_product, AccGates, zero_rows_past
+#include "detail/warpgroup_tc.cuh" // issue_product, AccGates, zero_rows_past, chunk_gate_scan
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -63,6 +63,7 @@ namespace ruleproof::gpu::detail {
 namespace {
 
 using warpgroup::AccGates;
+using warpgroup::chunk_gate_scan;
 using warpgroup::issue_product;
 using warpgroup::zero_rows_past;
 
@@ -198,26 +199,13 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
       wgmma::fence_shared_for_async();
       mma::barrier_sync(CHUNKS_BARRIER, WG); // every thread's gates, beta and zeroed rows in
       mark(c, WY_KK, tid == 0);
-      if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
-                      // past n: gl's, their gates zero), their factors, and e^{gl}
-        const float g0 = s.g_raw[at][2 * tid], g1 = s.g_raw[at][2 * tid + 1];
-        float sum = g0 + g1;
-#pragma unroll
-        for (int offset = 1; offset < 32; offset *= 2) {
-          const float before = __shfl_up_sync(0xffffffffu, sum, offset);
-          if (tid >= offset)
-            sum += before;
-        }
-        const float gl = __shfl_sync(0xffffffffu, sum, 31);
-        const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
-        const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int i = 2 * tid + u;
-          s.g_cum[at][i] = gi[u];
-          s.up[at][i] = expf(gi[u]);
-          s.to_end[at][i] = expf(gl - gi[u]);
-        }
+      if (tid < 32) { // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
+        const float gl =
+            chunk_gate_scan(s.g_raw[at], tid, [&](int i, float g, float up, float to_end) {
+              s.g_cum[at][i] = g;
+              s.up[at][i] = up;
+              s.to_end[at][i] = to_end;
+            });
         if (tid == 0)
           s.decay[at] = expf(gl);
       }

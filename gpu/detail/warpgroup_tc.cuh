@@ -63,4 +63,26 @@ struct AccGates {
   __device__ float decay(int e) const { return fast_exp(row[(e % 4) / 2] - col[e / 4][e % 2]); }
 };
 
+/// A chunk's g_cum by the 32 lanes of one warp, a scan over its pairs of rows: lane l takes rows
+/// 2 l and 2 l + 1 of `g_raw` (rows past the chunk's end: gl's, their gates zero) and hands each
+/// row i to row(i, g_cum_i, e^{g_cum_i}, e^{gl - g_cum_i}); returns gl, on every lane.
+template <class Row>
+__device__ inline float chunk_gate_scan(const float *g_raw, int lane, Row row) {
+  const float g0 = g_raw[2 * lane], g1 = g_raw[2 * lane + 1];
+  float sum = g0 + g1;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const float before = __shfl_up_sync(0xffffffffu, sum, offset);
+    if (lane >= offset)
+      sum += before;
+  }
+  const float gl = __shfl_sync(0xffffffffu, sum, 31);
+  const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
+  const float gi[2] = {(lane > 0 ? before : 0.0f) + g0, sum};
+#pragma unroll
+  for (int u = 0; u < 2; ++u)
+    row(2 * lane + u, gi[u], expf(gi[u]), expf(gl - gi[u]));
+  return gl;
+}
+
 } // namespace ruleproof::gpu::detail::warpgroup

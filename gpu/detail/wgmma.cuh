@@ -74,15 +74,7 @@ template <int N> __device__ inline void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-/// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K: A K-major (A_MN false) or
-/// MN-major (A_MN true: A = M^T for M stored by rows k, as k^T in the state's update k^T v); B
-/// K-major (B_MN false: B's tile holds N rows of K) or MN-major (B_MN true); `accumulate` false
-/// overwrites D.
-template <class T, bool B_MN, bool A_MN = false>
-__device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t b,
-                                 bool accumulate) {
-  static_assert(sizeof(T) == 2, "16-bit operands");
-  constexpr int TRANS_A = A_MN ? 1 : 0, TRANS_B = B_MN ? 1 : 0;
+// the 32 accumulators of a 64 x 64 D as an asm statement's operands %0 to %31, and their list
 #define RULEPROOF_WGMMA_D                                                                          \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),     \
@@ -92,6 +84,16 @@ __device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t 
 #define RULEPROOF_WGMMA_REGS                                                                       \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "    \
   "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+
+/// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K: A K-major (A_MN false) or
+/// MN-major (A_MN true: A = M^T for M stored by rows k, as k^T in the state's update k^T v); B
+/// K-major (B_MN false: B's tile holds N rows of K) or MN-major (B_MN true); `accumulate` false
+/// overwrites D.
+template <class T, bool B_MN, bool A_MN = false>
+__device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t b,
+                                 bool accumulate) {
+  static_assert(sizeof(T) == 2, "16-bit operands");
+  constexpr int TRANS_A = A_MN ? 1 : 0, TRANS_B = B_MN ? 1 : 0;
   if constexpr (std::is_same_v<T, __nv_bfloat16>)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " RULEPROOF_WGMMA_REGS
@@ -104,8 +106,6 @@ __device__ inline void m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t 
                  ", %32, %33, p, 1, 1, %35, %36;\n}\n"
                  : RULEPROOF_WGMMA_D
                  : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)), "n"(TRANS_A), "n"(TRANS_B));
-#undef RULEPROOF_WGMMA_D
-#undef RULEPROOF_WGMMA_REGS
 }
 
 /// D (64 x 64, 32 values a thread) += A B^T-or-B over 16 columns of K, A from registers: `a` this
@@ -117,15 +117,6 @@ __device__ inline void m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4],
                                     bool accumulate) {
   static_assert(sizeof(T) == 2, "16-bit operands");
   constexpr int TRANS_B = B_MN ? 1 : 0;
-#define RULEPROOF_WGMMA_D                                                                          \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
-      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),     \
-      "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),   \
-      "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),   \
-      "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define RULEPROOF_WGMMA_REGS                                                                       \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "    \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
   if constexpr (std::is_same_v<T, __nv_bfloat16>)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " RULEPROOF_WGMMA_REGS
@@ -140,8 +131,6 @@ __device__ inline void m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4],
                  : RULEPROOF_WGMMA_D
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),
                    "r"(static_cast<int>(accumulate)), "n"(TRANS_B));
-#undef RULEPROOF_WGMMA_D
-#undef RULEPROOF_WGMMA_REGS
 }
 
 /// Keeps values in their registers up to this point: after a product's wait, for the registers it
@@ -174,3 +163,6 @@ __device__ inline void a_from_d(std::uint32_t (&a)[4], const float (&d)[32], int
 }
 
 } // namespace ruleproof::gpu::detail::wgmma
+
+#undef RULEPROOF_WGMMA_D
+#undef RULEPROOF_WGMMA_REGS
