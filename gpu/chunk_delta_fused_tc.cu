@@ -79,8 +79,7 @@
 #include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
 #include "detail/tma.cuh"
-#include "detail/warpgroup_tc.cuh" // tile_piece, zero_rows_past, issue_product, AccGates,
-                                   // chunk_gate_scan
+#include "detail/warpgroup_tc.cuh" // tile_piece, zero_rows_past, issue_product, AccGates
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -89,7 +88,6 @@ namespace {
 
 using namespace tc;
 using warpgroup::AccGates;
-using warpgroup::chunk_gate_scan;
 using warpgroup::issue_product;
 using warpgroup::tile_piece;
 using warpgroup::TilePiece;
@@ -276,18 +274,33 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto chunk_gates = [&](int c) {
     const ChunkRows rows = rows_of(c);
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
-    if (tid < 32) { // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
-      const float gl =
-          chunk_gate_scan(s.g_raw[s3], tid, [&](int i, float g, float up, float to_end) {
-            s.g_cum[s2][i] = g;
-            s.row_up[s2][i] = up;
-            s.row_to_end[s2][i] = to_end;
-            if (STATES && v0 == 0 && i < n) { // the backward's row factors
-              const long at = row_at(rows) + static_cast<long>(i) * d.H;
-              p.row_up[at] = up;
-              p.row_to_end[at] = to_end;
-            }
-          });
+    if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
+                    // past n: gl's, their gates zero), their factors, and e^{gl}; the held
+                    // kernel's is warpgroup::chunk_gate_scan, the same sums (this kernel keeps
+                    // its own until a GPU run checks it with that function)
+      const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
+      float sum = g0 + g1;
+#pragma unroll
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const float before = __shfl_up_sync(0xffffffffu, sum, offset);
+        if (tid >= offset)
+          sum += before;
+      }
+      const float gl = __shfl_sync(0xffffffffu, sum, 31);
+      const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
+      const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int i = 2 * tid + u;
+        s.g_cum[s2][i] = gi[u];
+        s.row_up[s2][i] = expf(gi[u]);
+        s.row_to_end[s2][i] = expf(gl - gi[u]);
+        if (STATES && v0 == 0 && i < n) { // the backward's row factors
+          const long at = row_at(rows) + static_cast<long>(i) * d.H;
+          p.row_up[at] = s.row_up[s2][i];
+          p.row_to_end[at] = s.row_to_end[s2][i];
+        }
+      }
       if (tid == 0)
         s.decay[s2] = expf(gl);
       if (STATES && v0 == 0 && tid == 0)
