@@ -7,8 +7,11 @@
 // A tile of 64 rows of K 16-bit values, row r at src + r * stride, lands in wgmma's K-major
 // core-matrix layout (gpu/detail/wgmma.cuh, k_major_at<64>) as K / 8 boxes of 8 values by 64 rows
 // of a two-dimensional tensor map (encode_rows_map): box j, columns [8 j, 8 j + 8), is the run of
-// 64 core-matrix rows at j * 64 * 8 values, which is that layout. Rows past the tensor map's last
-// row arrive as zeros.
+// 64 core-matrix rows at j * 64 * 8 values, which is that layout. Or as one box of a
+// three-dimensional map (encode_tiles_map: the 8 values of a row's column group, the rows, the
+// column groups 16 bytes apart), by one instruction (copy_tile_k_major), as the held forward copies
+// its tiles (gpu/chunk_delta_held_tc.cu): issuing 48 boxes of the first kind a chunk had taken a
+// quarter of its step. Rows past the tensor map's last row arrive as zeros.
 #pragma once
 
 #include <cuda.h> // CUtensorMap and its enums (types only: the encoder comes from the runtime)
