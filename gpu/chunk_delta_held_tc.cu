@@ -28,24 +28,29 @@
 // A block takes one sequence, one head and 64 of the values' columns (grid N x H x V / 64), two
 // warpgroups, each its own loop over the chunks:
 //   state (warpgroup 0): for chunk c, h^T k^T and h^T q^T, then x, v_new, the output and h's
-//   update,
-//     each product waited for before the next that reads it; the output stored from its
+//     update, each product waited for before the next that reads it; the output stored from its
 //     accumulators;
 //   chunks (warpgroup 1), a chunk ahead of the state's: for chunk c (while the state's warpgroup
-//     works on chunk c - 1), its rows past the sequence's end zeroed, its g_cum and factors, and
-//     Aqk from q k^T, handed to the state's warpgroup; then, once the state's warpgroup is done
-//     with chunk c - 1, the copies of chunk c + 2 into its places: q, k, v and A by the Tensor
-//     Memory Accelerator, a tile an instruction (tma::encode_tiles_map: with the 64-row boxes of 8
-//     columns of the fused kernel, issuing 48 boxes took about 1,600 cycles of a 6,600-cycle step),
-//     the gates and beta by cp.async.
-// On an H100 at B 4, T 4096, H 16, K = V = 128, bf16: gated_delta_rule's forward 0.298-0.299 ms
-// (this kernel 219-220 us after the A kernel's 83), simple_gla's 0.195-0.205 ms (198-200 us),
-// against 0.362-0.363 and 0.236-0.243 ms for the fused kernel's forms (reports/gpu/tensor_core.md,
-// "The state held in registers").
+//     works on chunk c - 1), its rows past the sequence's end zeroed, q k^T issued, its g_cum and
+//     factors made by the first warp while q k^T runs, and Aqk made (all of a thread's entries
+//     before it stores any) and handed to the state's warpgroup; then, once the state's
+//     warpgroup is done with chunk c - 1, the copies of chunk c + 2 into its places: q, k, v and
+//     A by the Tensor Memory Accelerator, a tile an instruction (tma::encode_swizzled_tiles_map:
+//     with the 64-row boxes of 8 columns of the fused kernel, issuing 48 boxes took about 1,600
+//     cycles of a 6,600-cycle step), the gates and beta by cp.async.
+// On an H100 at B 4, T 4096, H 16, K = V = 128, bf16: gated_delta_rule's forward 0.225-0.232 ms
+// (this kernel 149-163 us after the A kernel's 81), simple_gla's 0.131-0.135 ms, against
+// 0.301-0.303 and 0.198-0.200 ms for 4533b47's form of this kernel in the same run (its tiles
+// without swizzle, the gates made before q k^T was issued, Aqk stored as made); the step of the
+// chunks warpgroup, which set the pace, went from 5,524 to 4,042 cycles (reports/gpu/
+// tensor_core.md, "The tiles swizzled, and the chunks warpgroup's step shortened").
 // The tiles of a chunk sit in the places of index c % 3; three mbarriers a place: `full` (the
 // copies' bytes), `ready` (the chunks warpgroup's Aqk and factors) and `empty` (the state's
-// warpgroup is done with the place, which may take chunk c + 3's copies). Every tile is in wgmma's
-// core-matrix layout without swizzle (gpu/detail/wgmma.cuh), 64 rows stored by rows; v is read into
+// warpgroup is done with the place, which may take chunk c + 3's copies). The copied tiles lie in
+// 128-byte-swizzled panels (wgmma::swizzled_at), which the copies fill a whole 128-byte row at a
+// time: in wgmma's core-matrix layout without swizzle, each copied row was 16 bytes, half an L2
+// sector, and L2 was the kernel's busiest unit (84.8% of its peak; reports/gpu/tensor_core.md,
+// "The tiles swizzled"). Aqk, which the chunks warpgroup stores, keeps that layout. v is read into
 // the layout of h^T k^T's accumulators by ldmatrix.trans.
 #include <cstdint>
 
@@ -65,28 +70,32 @@ namespace {
 using warpgroup::AccGates;
 using warpgroup::chunk_gate_scan;
 using warpgroup::issue_product;
-using warpgroup::zero_rows_past;
+using warpgroup::zero_rows_past_swizzled;
 
 constexpr int HELD_BV = 64; // the values' columns of a block: the rows of h^T
 constexpr int HELD_THREADS = 2 * warpgroup::SIZE;
 constexpr int PLACES = 3;         // chunks c, c + 1 and c + 2
 constexpr int CHUNKS_BARRIER = 1; // the chunks warpgroup's own
 
-template <class T, int K> struct alignas(128) HeldShared {
+template <class T, int K> struct alignas(1024) HeldShared {
+  // the copied tiles, in 128-byte-swizzled panels (wgmma::swizzled_at), each 1024-byte aligned
   T k[PLACES][C * K];
   T q[PLACES][C * K];
   T v[PLACES][C * HELD_BV];
   T a16[PLACES][C * C]; // A in the input type
-  T aqk[PLACES][C * C]; // the chunks warpgroup's scores
+  T aqk[PLACES][C * C]; // the chunks warpgroup's scores, in the core-matrix layout (k_major_at)
   float g_raw[PLACES][C], beta[PLACES][C];
   float g_cum[PLACES][C], up[PLACES][C], to_end[PLACES][C], decay[PLACES];
   std::uint64_t full[PLACES], ready[PLACES], empty[PLACES];
 };
-// the Tensor Memory Accelerator's destinations: 128-byte aligned
+// the Tensor Memory Accelerator's swizzled destinations: 1024-byte aligned, a panel too
 using HeldBf16K128 = HeldShared<__nv_bfloat16, 128>;
 using HeldBf16K64 = HeldShared<__nv_bfloat16, 64>;
-static_assert(offsetof(HeldBf16K128, v) % 128 == 0 && offsetof(HeldBf16K128, a16) % 128 == 0 &&
-              offsetof(HeldBf16K64, v) % 128 == 0 && offsetof(HeldBf16K64, a16) % 128 == 0);
+static_assert(offsetof(HeldBf16K128, q) % 1024 == 0 && offsetof(HeldBf16K128, v) % 1024 == 0 &&
+              offsetof(HeldBf16K128, a16) % 1024 == 0 && offsetof(HeldBf16K64, q) % 1024 == 0 &&
+              offsetof(HeldBf16K64, v) % 1024 == 0 && offsetof(HeldBf16K64, a16) % 1024 == 0 &&
+              C * 64 * 2 % 1024 == 0);
+constexpr int SWIZZLE_ALIGN = 1024; // the dynamic shared memory rounded up to it
 
 /// Two 16-bit values of a register, low then high, in fp32.
 __device__ inline void unpack(std::uint32_t x, __nv_bfloat16, float &lo, float &hi) {
@@ -101,15 +110,16 @@ __device__ inline void unpack(std::uint32_t x, __half, float &lo, float &hi) {
 }
 
 /// v^T at this thread's entries of a 64 x 64 accumulator whose rows are a block's value columns
-/// and whose columns are a chunk's rows (h^T k^T's), from v's tile (64 rows by 64 value columns in
-/// the core-matrix layout) by ldmatrix.trans: x[4 p + r] holds entries 8 p + 2 r and 8 p + 2 r + 1.
+/// and whose columns are a chunk's rows (h^T k^T's), from v's tile (64 rows by 64 value columns,
+/// one 128-byte-swizzled panel) by ldmatrix.trans: x[4 p + r] holds entries 8 p + 2 r and 8 p + 2 r
+/// + 1.
 template <class T> __device__ inline void load_v_transposed(std::uint32_t (&x)[16], const T *v) {
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % warpgroup::SIZE) / 32;
   const int m = lane / 8; // the 8 x 8 piece this lane addresses: its rows, 8 of the chunk's
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
     const int row = 8 * (2 * p + m / 2) + lane % 8, column = 16 * warp + 8 * (m % 2);
-    const T *at = v + wgmma::k_major_at<C>(row, column);
+    const T *at = v + wgmma::swizzled_at<C>(row, column);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(x[4 * p]), "=r"(x[4 * p + 1]), "=r"(x[4 * p + 2]), "=r"(x[4 * p + 3])
                  : "r"(mma::shared_address(at)));
@@ -126,7 +136,9 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
   using S = HeldShared<In, K>;
   constexpr int WG = warpgroup::SIZE, KS = K / 16, M = K / 64;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
-  S &s = *reinterpret_cast<S *>(shared_bytes);
+  S &s = *reinterpret_cast<S *>(
+      shared_bytes +
+      (SWIZZLE_ALIGN - mma::shared_address(shared_bytes) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN);
   const int n_seq = blockIdx.x, hd = blockIdx.y, v0 = blockIdx.z * HELD_BV;
   const int tid = threadIdx.x % WG;
   const int chunks = t.seq_first_chunk[n_seq + 1] - t.seq_first_chunk[n_seq];
@@ -157,14 +169,14 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     const auto copy_chunk = [&](int c) {
       const int at = c % PLACES;
       const ChunkRows rows = rows_of(c);
-      if (tid == 0) {                    // a tile an instruction (encode_tiles_map)
+      if (tid == 0) {                    // a tile an instruction (encode_swizzled_tiles_map)
         wgmma::fence_shared_for_async(); // the place's earlier reads before the copy's writes
         tma::arrive_expecting(&s.full[at], (2 * C * K + C * HELD_BV + (PLAIN ? 0 : C * C)) * 2);
-        tma::copy_tile_k_major(s.k[at], k_map, hd * K, rows.bos, &s.full[at]);
-        tma::copy_tile_k_major(s.q[at], q_map, hd * K, rows.bos, &s.full[at]);
-        tma::copy_tile_k_major(s.v[at], v_map, hd * V + v0, rows.bos, &s.full[at]);
+        tma::copy_tile_swizzled(s.k[at], k_map, hd * K, rows.bos, &s.full[at]);
+        tma::copy_tile_swizzled(s.q[at], q_map, hd * K, rows.bos, &s.full[at]);
+        tma::copy_tile_swizzled(s.v[at], v_map, hd * V + v0, rows.bos, &s.full[at]);
         if constexpr (!PLAIN)
-          tma::copy_tile_k_major(s.a16[at], a_map, hd * C, rows.bos, &s.full[at]);
+          tma::copy_tile_swizzled(s.a16[at], a_map, hd * C, rows.bos, &s.full[at]);
       }
       if (tid < C) {
         const long row = static_cast<long>(rows.bos + (tid < rows.n ? tid : 0)) * d.H + hd;
@@ -191,15 +203,23 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
       tma::wait_barrier(&s.full[at], (c / PLACES) & 1);
       mark(c, WY_WAITED, tid == 0);
       // the rows past the sequence's end, the next sequence's: zero, as copy_tile would write
-      zero_rows_past<C, K>(s.k[at], rows.n, tid);
-      zero_rows_past<C, K>(s.q[at], rows.n, tid);
-      zero_rows_past<C, HELD_BV>(s.v[at], rows.n, tid);
+      zero_rows_past_swizzled<C, K>(s.k[at], rows.n, tid);
+      zero_rows_past_swizzled<C, K>(s.q[at], rows.n, tid);
+      zero_rows_past_swizzled<C, HELD_BV>(s.v[at], rows.n, tid);
       if constexpr (!PLAIN)
-        zero_rows_past<C, C>(s.a16[at], rows.n, tid);
+        zero_rows_past_swizzled<C, C>(s.a16[at], rows.n, tid);
       wgmma::fence_shared_for_async();
       mma::barrier_sync(CHUNKS_BARRIER, WG); // every thread's gates, beta and zeroed rows in
       mark(c, WY_KK, tid == 0);
-      if (tid < 32) { // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
+      // q k^T first, and the first warp makes the gates while it runs
+      float sacc[32];
+      wgmma::fence();
+      issue_product<In, false>(
+          sacc, K, [&](int k0) { return wgmma::k_major_swizzled<C>(s.q[at], k0); },
+          [&](int k0) { return wgmma::k_major_swizzled<C>(s.k[at], k0); }, false);
+      wgmma::commit();
+      mark(c, WY_A0, tid == 0); // (q k^T issued)
+      if (tid < 32) {           // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
         const float gl =
             chunk_gate_scan(s.g_raw[at], tid, [&](int i, float g, float up, float to_end) {
               s.g_cum[at][i] = g;
@@ -209,21 +229,17 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
         if (tid == 0)
           s.decay[at] = expf(gl);
       }
-      // q k^T, while the first warp makes the gates
-      float sacc[32];
-      wgmma::fence();
-      issue_product<In, false>(
-          sacc, K, [&](int k0) { return wgmma::k_major<C>(s.q[at], k0); },
-          [&](int k0) { return wgmma::k_major<C>(s.k[at], k0); }, false);
-      wgmma::commit();
-      mark(c, WY_A0, tid == 0); // (q k^T issued)
+      mark(c, WY_W, tid == 0); // (the gates made)
       wgmma::wait<0>();
       mark(c, WY_SOLVE, tid == 0);           // (q k^T done)
       mma::barrier_sync(CHUNKS_BARRIER, WG); // g_cum is in
       mark(c, WY_FACTORS, tid == 0);
+      // Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i), this thread's pairs, all made
+      // before any is stored (no branch between them)
       const AccGates gates(s.g_cum[at]);
+      std::uint32_t aqk[16];
 #pragma unroll
-      for (int e = 0; e < 32; e += 2) { // Aqk_ij = scale (q k^T)_ij e^{g_cum_i - g_cum_j} (j <= i)
+      for (int e = 0; e < 32; e += 2) {
         const int i = wgmma::d_row(e), j = wgmma::d_col(e);
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the plain form's
                              // (simple_gla's) scores without their diagonal
@@ -232,12 +248,25 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
         const auto kept = [&](int col) { return col <= i; };
 #endif
         const auto score = [&](int u) {
-          return kept(j + u) ? sacc[e + u] * d.scale * gates.decay(e + u) : 0.0f;
+          const float x = sacc[e + u] * d.scale * gates.decay(e + u); // (inf or NaN above i)
+          return kept(j + u) ? x : 0.0f;
         };
-        const std::uint32_t pair = mma::pack_rounded<In>(score(0), score(1));
-        *reinterpret_cast<std::uint32_t *>(&s.aqk[at][wgmma::k_major_at<C>(i, j)]) = pair;
-        if (Aqk && i >= aqk_from && i < min(rows.n, aqk_to))
-          *reinterpret_cast<std::uint32_t *>(Aqk + at_score(rows.bos + i, hd, j, d)) = pair;
+        aqk[e / 2] = mma::pack_rounded<In>(score(0), score(1));
+      }
+#pragma unroll
+      for (int e = 0; e < 32; e += 2)
+        *reinterpret_cast<std::uint32_t *>(
+            &s.aqk[at][wgmma::k_major_at<C>(wgmma::d_row(e), wgmma::d_col(e))]) = aqk[e / 2];
+      if (Aqk) {
+        In *aqk_rows = Aqk + at_score(rows.bos, hd, 0, d); // row i at i * H * C
+        const int last = min(rows.n, aqk_to);
+#pragma unroll
+        for (int e = 0; e < 32; e += 2) {
+          const int i = wgmma::d_row(e);
+          if (i >= aqk_from && i < last)
+            *reinterpret_cast<std::uint32_t *>(aqk_rows + i * d.H * C + wgmma::d_col(e)) =
+                aqk[e / 2];
+        }
       }
       wgmma::fence_shared_for_async();
       tma::arrive(&s.ready[at]); // the state's warpgroup may take chunk c
@@ -282,12 +311,14 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     if constexpr (!PLAIN) {
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) // (k h)^T = h^T k^T
-        wgmma::m64n64k16_rs<In, false>(kh, hf[ks], wgmma::k_major<C>(s.k[at], 16 * ks), ks > 0);
+        wgmma::m64n64k16_rs<In, false>(kh, hf[ks], wgmma::k_major_swizzled<C>(s.k[at], 16 * ks),
+                                       ks > 0);
       wgmma::commit();
     }
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) // h^T q^T
-      wgmma::m64n64k16_rs<In, false>(oacc, hf[ks], wgmma::k_major<C>(s.q[at], 16 * ks), ks > 0);
+      wgmma::m64n64k16_rs<In, false>(oacc, hf[ks], wgmma::k_major_swizzled<C>(s.q[at], 16 * ks),
+                                     ks > 0);
     wgmma::commit();
     std::uint32_t vt[16];
     load_v_transposed(vt, s.v[at]);
@@ -337,7 +368,8 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
       wgmma::fence();
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        wgmma::m64n64k16_rs<In, false>(vn, xf[ks], wgmma::k_major<C>(s.a16[at], 16 * ks), ks > 0);
+        wgmma::m64n64k16_rs<In, false>(vn, xf[ks], wgmma::k_major_swizzled<C>(s.a16[at], 16 * ks),
+                                       ks > 0);
       wgmma::commit();
       wgmma::wait<0>(); // h^T q^T and v_new^T
       wgmma::fence_operand(vn);
@@ -383,16 +415,24 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     for (int m = 0; m < M; ++m) // h'^T = e^{gl} h^T + v_end^T k
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        wgmma::m64n64k16_rs<In, true>(state[m], ef[ks],
-                                      wgmma::mn_major<C>(&s.k[at][64 * C * m], 16 * ks), true);
+        wgmma::m64n64k16_rs<In, true>(
+            state[m], ef[ks], wgmma::mn_major_swizzled<C>(&s.k[at][64 * C * m], 16 * ks), true);
     wgmma::commit();
     wgmma::wait<1>(); // the output is in
     wgmma::fence_operand(oacc);
+    // o, at row i = d_col(e) of the chunk and value column v0 + d_row(e): the chunk's rows of o
+    // from o_rows, row i at i * H * V; a whole chunk's without a branch between the stores
+    In *o_rows = o + at_v(rows.bos, hd, v0, d);
+    const int o_stride = d.H * d.V;
+    if (rows.n == C) {
 #pragma unroll
-    for (int e = 0; e < 32; ++e) { // o, at row i of the chunk and value column v0 + d_row(e)
-      const int i = wgmma::d_col(e);
-      if (i < rows.n)
-        o[at_v(rows.bos + i, hd, v0 + wgmma::d_row(e), d)] = tc::to<In>(oacc[e]);
+      for (int e = 0; e < 32; ++e)
+        o_rows[wgmma::d_col(e) * o_stride + wgmma::d_row(e)] = tc::to<In>(oacc[e]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 32; ++e)
+        if (wgmma::d_col(e) < rows.n)
+          o_rows[wgmma::d_col(e) * o_stride + wgmma::d_row(e)] = tc::to<In>(oacc[e]);
     }
     mark(c, OUTPUT_STORED, tid == 0);
     wgmma::wait<0>();
@@ -418,7 +458,7 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
 
 template <class In, int K, int V, bool PLAIN>
 void launch_held(const DeltaFusedPass &p, const DeviceChunkTable &t, const ChunkDims &d) {
-  const int bytes = static_cast<int>(sizeof(HeldShared<In, K>));
+  const int bytes = static_cast<int>(sizeof(HeldShared<In, K>)) + SWIZZLE_ALIGN;
   auto *kernel = chunk_delta_held_tc_kernel<In, K, V, PLAIN>;
   allow_shared_memory(kernel, bytes, "chunk_delta_held_tc_kernel");
   // q, k [B * T, H * K], v [B * T, H * V] and A [B * T, H * C], by 64 rows (none where every
@@ -427,11 +467,11 @@ void launch_held(const DeltaFusedPass &p, const DeviceChunkTable &t, const Chunk
   if (p.rows > 0) {
     const long HK = static_cast<long>(d.H) * K, HV = static_cast<long>(d.H) * V,
                HC = static_cast<long>(d.H) * C;
-    q_map = tma::encode_tiles_map(p.q, p.rows, HK, HK, C, K, d.fp16);
-    k_map = tma::encode_tiles_map(p.k, p.rows, HK, HK, C, K, d.fp16);
-    v_map = tma::encode_tiles_map(p.v, p.rows, HV, HV, C, HELD_BV, d.fp16);
+    q_map = tma::encode_swizzled_tiles_map(p.q, p.rows, HK, HK, C, K, d.fp16);
+    k_map = tma::encode_swizzled_tiles_map(p.k, p.rows, HK, HK, C, K, d.fp16);
+    v_map = tma::encode_swizzled_tiles_map(p.v, p.rows, HV, HV, C, HELD_BV, d.fp16);
     if (!PLAIN)
-      a_map = tma::encode_tiles_map(p.A, p.rows, HC, HC, C, C, d.fp16);
+      a_map = tma::encode_swizzled_tiles_map(p.A, p.rows, HC, HC, C, C, d.fp16);
   }
   kernel<<<dim3(t.N, d.H, V / HELD_BV), HELD_THREADS, bytes>>>(p, t, d, q_map, k_map, v_map, a_map);
 }

@@ -9,9 +9,12 @@
 // of a two-dimensional tensor map (encode_rows_map): box j, columns [8 j, 8 j + 8), is the run of
 // 64 core-matrix rows at j * 64 * 8 values, which is that layout. Or as one box of a
 // three-dimensional map (encode_tiles_map: the 8 values of a row's column group, the rows, the
-// column groups 16 bytes apart), by one instruction (copy_tile_k_major), as the held forward copies
-// its tiles (gpu/chunk_delta_held_tc.cu): issuing 48 boxes of the first kind a chunk had taken a
-// quarter of its step. Rows past the tensor map's last row arrive as zeros.
+// column groups 16 bytes apart), by one instruction (copy_tile_k_major): issuing 48 boxes of the
+// first kind a chunk had taken a quarter of the held forward's step. Both take 16 bytes a row from
+// L2, in sectors of 32. The held forward (gpu/chunk_delta_held_tc.cu) copies its tiles in
+// 128-byte-swizzled panels instead (wgmma::swizzled_at), one box of a three-dimensional map a tile
+// (encode_swizzled_tiles_map, copy_tile_swizzled), each box row a whole 128 bytes. Rows past the
+// tensor map's last row arrive as zeros.
 #pragma once
 
 #include <cuda.h> // CUtensorMap and its enums (types only: the encoder comes from the runtime)
@@ -26,11 +29,11 @@
 
 namespace ruleproof::gpu::detail::tma {
 
-/// A tensor map of 16-bit values without swizzle (dims, strides in bytes, box and steps as the
-/// driver's encoder takes them, innermost first); throws on an error.
+/// A tensor map of 16-bit values, without swizzle or with the 128-byte swizzle (dims, strides in
+/// bytes, box and steps as the driver's encoder takes them, innermost first); throws on an error.
 inline CUtensorMap encode_map(const void *base, unsigned rank, const cuuint64_t *dims,
                               const cuuint64_t *strides, const cuuint32_t *box,
-                              const cuuint32_t *steps, bool fp16) {
+                              const cuuint32_t *steps, bool fp16, bool swizzled = false) {
   // the driver's encoder, looked up on the first call (null where the driver has none)
   static void *const encode = [] {
     void *entry = nullptr;
@@ -46,8 +49,8 @@ inline CUtensorMap encode_map(const void *base, unsigned rank, const cuuint64_t 
   const CUresult r = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(encode)(
       &map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank,
       const_cast<void *>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      swizzled ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("tma: cuTensorMapEncodeTiled failed with CUresult " +
                              std::to_string(static_cast<int>(r)));
@@ -76,6 +79,20 @@ inline CUtensorMap encode_tiles_map(const void *base, std::uint64_t rows, std::u
   const cuuint64_t dims[3] = {8, rows, columns / 8}, strides[2] = {stride * 2, 16};
   const cuuint32_t box[3] = {8, box_rows, box_columns / 8}, steps[3] = {1, 1, 1};
   return encode_map(base, 3, dims, strides, box, steps, fp16);
+}
+
+/// \brief The tensor map of the same array read as whole tiles of `box_rows` rows by
+/// `box_columns` columns (a multiple of 64) in 128-byte-swizzled panels (wgmma::swizzled_at), one
+/// copy a tile (copy_tile_swizzled): three dimensions, the 64 values of a row's panel, the rows,
+/// the panels (`stride` values and 128 bytes apart), each box row a whole 128 bytes, as L2 serves
+/// them. Rows past `rows` arrive as zeros. Throws on an error.
+inline CUtensorMap encode_swizzled_tiles_map(const void *base, std::uint64_t rows,
+                                             std::uint64_t columns, std::uint64_t stride,
+                                             std::uint32_t box_rows, std::uint32_t box_columns,
+                                             bool fp16) {
+  const cuuint64_t dims[3] = {64, rows, columns / 64}, strides[2] = {stride * 2, 128};
+  const cuuint32_t box[3] = {64, box_rows, box_columns / 64}, steps[3] = {1, 1, 1};
+  return encode_map(base, 3, dims, strides, box, steps, fp16, true);
 }
 
 /// An mbarrier in shared memory that `count` threads arrive at once a phase.
@@ -121,16 +138,31 @@ __device__ inline void copy_box(void *dst, const CUtensorMap &map, int column, i
                : "memory");
 }
 
+/// Starts the copy of the box at coordinates (x, y, z) of a three-dimensional `map` to dst, its
+/// bytes counted on `barrier`.
+__device__ inline void copy_box_3d(void *dst, const CUtensorMap &map, int x, int y, int z,
+                                   std::uint64_t *barrier) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(mma::shared_address(dst)),
+               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(x), "r"(y), "r"(z),
+               "r"(mma::shared_address(barrier))
+               : "memory");
+}
+
 /// Starts the copy of the tile at rows [row, ..) and columns [column, ..) (a multiple of 8) of
 /// `map` (encode_tiles_map's) into dst (128-byte aligned) in the K-major core-matrix layout, one
 /// instruction, its bytes counted on `barrier`.
 __device__ inline void copy_tile_k_major(void *dst, const CUtensorMap &map, int column, int row,
                                          std::uint64_t *barrier) {
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(mma::shared_address(dst)),
-               "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(0), "r"(row), "r"(column / 8),
-               "r"(mma::shared_address(barrier))
-               : "memory");
+  copy_box_3d(dst, map, 0, row, column / 8, barrier);
+}
+
+/// Starts the copy of the tile at rows [row, ..) and columns [column, ..) (a multiple of 64) of
+/// `map` (encode_swizzled_tiles_map's) into dst (1024-byte aligned) in 128-byte-swizzled panels,
+/// one instruction, its bytes counted on `barrier`.
+__device__ inline void copy_tile_swizzled(void *dst, const CUtensorMap &map, int column, int row,
+                                          std::uint64_t *barrier) {
+  copy_box_3d(dst, map, 0, row, column / 64, barrier);
 }
 
 /// Starts the copy of rows [row, row + 64) and columns [column, column + K) of `map` (boxes of 8

@@ -1,7 +1,8 @@
 // ruleproof: device helpers shared by the warpgroup-MMA kernels (sm_90a):
 // gpu/chunk_delta_fused_tc.cu and gpu/chunk_delta_held_tc.cu. A 64 x 64 product issued over a depth
 // of 16-deep steps, a chunk's gates at a thread's entries of a 64 x 64 accumulator, and a tile's
-// pieces of 16 bytes as a warpgroup moves them or zeroes the rows past a sequence's end.
+// pieces of 16 bytes as a warpgroup moves them or zeroes the rows past a sequence's end (in the
+// core-matrix layout or in 128-byte-swizzled panels).
 #pragma once
 
 #include "gpu/detail/gla_tc.cuh" // fast_exp
@@ -35,6 +36,20 @@ template <int ROWS, int COLS, class T> __device__ void zero_rows_past(T *tile, i
     const TilePiece x = tile_piece<ROWS>(e);
     if (x.r >= valid)
       *reinterpret_cast<uint4 *>(&tile[wgmma::k_major_at<ROWS>(x.r, x.c0)]) = uint4{0, 0, 0, 0};
+  }
+}
+
+/// Zeroes rows [valid, ROWS) of a tile of ROWS x COLS 16-bit values held in 128-byte-swizzled
+/// panels (wgmma::swizzled_at: a panel's row is 128 contiguous bytes, however its pieces are
+/// permuted); by one warpgroup (tid its place), a thread 16 bytes at a time.
+template <int ROWS, int COLS, class T>
+__device__ void zero_rows_past_swizzled(T *tile, int valid, int tid) {
+  static_assert(COLS % 64 == 0, "whole panels of 64 columns");
+#pragma unroll 1
+  for (int e = tid; valid < ROWS && e < ROWS * (COLS / 8); e += SIZE) {
+    const int panel = e / (ROWS * 8), r = (e / 8) % ROWS;
+    if (r >= valid)
+      *reinterpret_cast<uint4 *>(&tile[(panel * ROWS + r) * 64 + (e % 8) * 8]) = uint4{0, 0, 0, 0};
   }
 }
 

@@ -19,6 +19,19 @@
 //   element (r, k) at ((r / 8) * (KC / 8) + k / 8) * 64 + (k % 8) * 8 + r % 8    (mn_major_at)
 // with core matrices along K 128 bytes apart and along M or N KC / 8 * 128 bytes apart.
 //
+// Operands with the 128-byte swizzle (the Tensor Memory Accelerator's SWIZZLE_128B, the
+// descriptor's swizzle mode 1): a tile of R rows by KC columns is held as KC / 64 panels of R rows
+// of 128 bytes (64 values), panel after panel, each row's eight 16-byte pieces permuted by the
+// row's place in its group of 8 rows:
+//   element (r, k) at (k / 64) * R * 64 + r * 64 + ((k % 64) / 8 ^ r % 8) * 8 + k % 8 (swizzled_at)
+// every panel 1024-byte aligned (the permutation is of the address bits, 4-6 by 7-9). Read
+// K-major (rows r of M or N, K along k), groups of 8 rows are 1024 bytes apart (the stride byte
+// offset) and a 16-deep step starts 32 bytes further into its panel; read MN-major (k the M or N
+// index, r along K, as the keys in the state's update k^T v), the same 1024 bytes are the stride
+// along K and a panel, R * 128 bytes, the leading offset along M or N. A tile copied as one box
+// lands this way, each copied piece a whole 128-byte row, where the layout above takes 16 bytes
+// a row from L2 (reports/gpu/tensor_core.md, "The tiles swizzled").
+//
 // D's registers, for warp w of the warpgroup and lane l, entry 4 j + e (j < N / 8, e < 4):
 // row 16 w + l / 4 + 8 (e / 2), column 8 j + 2 (l % 4) + e % 2: the place of entry e of
 // mma.sync's accumulator (mma::acc_row, mma::acc_col) for the n tile j of the warp's 16 rows.
@@ -43,6 +56,11 @@ template <int KC> __device__ inline int mn_major_at(int r, int k) {
   return ((r / 8) * (KC / 8) + k / 8) * 64 + (k % 8) * 8 + r % 8;
 }
 
+/// Index of element (r, k) of an R-row tile held in 128-byte-swizzled panels (header).
+template <int R> __host__ __device__ inline int swizzled_at(int r, int k) {
+  return (k / 64) * R * 64 + r * 64 + (((k % 64) / 8) ^ (r % 8)) * 8 + k % 8;
+}
+
 /// The descriptor of an operand at `tile` (16-byte aligned, shared memory), without swizzle:
 /// core matrices `along_k` bytes apart along K, `along_mn` bytes apart along M or N.
 __device__ inline std::uint64_t descriptor(const void *tile, std::uint32_t along_k,
@@ -58,6 +76,24 @@ template <int R> __device__ inline std::uint64_t k_major(const void *tile, int k
 /// Descriptor of the 16 columns k0.. of an MN-major tile of KC columns.
 template <int KC> __device__ inline std::uint64_t mn_major(const void *tile, int k0) {
   return descriptor(static_cast<const char *>(tile) + (k0 / 8) * 128, 128, KC / 8 * 128);
+}
+
+/// The descriptor of an operand at `at` in 128-byte-swizzled panels (header): `leading` and
+/// `stride` its two byte offsets.
+__device__ inline std::uint64_t descriptor_swizzled(const void *at, std::uint32_t leading,
+                                                    std::uint32_t stride) {
+  return descriptor(at, leading, stride) | (1ull << 62); // bits 62-63: 1, the 128-byte swizzle
+}
+/// Descriptor of the 16 columns k0.. of an R-row tile held in 128-byte-swizzled panels, read
+/// K-major (the leading offset unused: a step lies within one row of 128 bytes).
+template <int R> __device__ inline std::uint64_t k_major_swizzled(const void *tile, int k0) {
+  return descriptor_swizzled(static_cast<const char *>(tile) + (k0 / 64) * R * 128 + (k0 % 64) * 2,
+                             16, 1024);
+}
+/// Descriptor of rows k0.. (16 of them, the K of a step) of an R-row tile held in
+/// 128-byte-swizzled panels, read MN-major: its columns the M or N index, a panel's 64 of them.
+template <int R> __device__ inline std::uint64_t mn_major_swizzled(const void *tile, int k0) {
+  return descriptor_swizzled(static_cast<const char *>(tile) + k0 * 128, R * 128, 1024);
 }
 
 /// Makes this thread's writes to shared memory (plain stores, cp.async) visible to wgmma, which

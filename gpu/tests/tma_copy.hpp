@@ -18,4 +18,11 @@ constexpr int TMA_ROWS = 64, TMA_K = 128;
 std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &src, int rows,
                                             int columns, int row0, int column0, int issuers = 1);
 
+/// The same tile copied as one box of a three-dimensional tensor map with the 128-byte swizzle
+/// (tma::encode_swizzled_tiles_map, tma::copy_tile_swizzled) and read back as it lies in shared
+/// memory (two panels of 64 rows of 64 values, wgmma::swizzled_at, when the copy is right); the
+/// tile's first column a multiple of 64. Throws on a CUDA error.
+std::vector<std::uint16_t> tma_tile_swizzled(const std::vector<std::uint16_t> &src, int rows,
+                                             int columns, int row0, int column0);
+
 } // namespace ruleproof::gpu::test

@@ -2,9 +2,11 @@
 // layout (gpu/detail/tma.cuh, copy_rows_k_major) against that layout written out
 // (gpu/detail/wgmma.cuh: element (r, k) of a 64-row tile at ((k / 8) * 8 + r / 8) * 64 + (r % 8) *
 // 8 + k % 8), bit for bit, rows past the array's end zero, by one thread and by a lane of each of
-// four warps (a quarter of the boxes each, as the fused forward issues its keys); label `gpu`
-// (skipped where no Hopper GPU is found, gpu_main.cpp). The same copy from columns moved by 8 must
-// differ (the test's failing side).
+// four warps (a quarter of the boxes each, as the fused forward issues its keys); and the copy of a
+// tile into 128-byte-swizzled panels (copy_tile_swizzled, wgmma.cuh's swizzled_at), against the
+// permutation written out; label `gpu` (skipped where no Hopper GPU is found, gpu_main.cpp). The
+// same copy from columns moved by 8 must differ, and the swizzled copy from the unpermuted panels
+// (the tests' failing sides).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -36,15 +38,26 @@ std::vector<std::uint16_t> expected_tile(const std::vector<std::uint16_t> &src, 
   return tile;
 }
 
-} // namespace
+/// Where element (r, k) of a 64-row tile lies in 128-byte-swizzled panels (wgmma.cuh,
+/// swizzled_at<64>): panel k / 64, row r of 64 values, its 16-byte pieces permuted by r % 8.
+int swizzled_at(int r, int k) {
+  return (k / 64) * TMA_ROWS * 64 + r * 64 + (((k % 64) / 8) ^ (r % 8)) * 8 + k % 8;
+}
 
-TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
-  // an array of 150 rows of two heads of 128 values (as q [T, H, K] is), each value its own
-  // bits (index + 1, never 0, so that a zero is a zero fill)
-  const int rows = 150, columns = 2 * TMA_K;
+/// The source array of the tests: 150 rows of two heads of 128 values (as q [T, H, K] is), each
+/// value its own bits (index + 1, never 0, so that a zero is a zero fill).
+std::vector<std::uint16_t> numbered_rows(int rows, int columns) {
   std::vector<std::uint16_t> src(static_cast<std::size_t>(rows) * columns);
   for (std::size_t i = 0; i < src.size(); ++i)
     src[i] = static_cast<std::uint16_t>(i % 65535 + 1);
+  return src;
+}
+
+} // namespace
+
+TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
+  const int rows = 150, columns = 2 * TMA_K;
+  const std::vector<std::uint16_t> src = numbered_rows(rows, columns);
   const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}};
   for (const int issuers : {0, 1, 4}) // (0: one box, one instruction)
     for (const auto &[row0, column0] : starts) {
@@ -57,4 +70,26 @@ TEST_CASE("tma_copies_rows_into_the_k_major_layout", "[gpu][tma]") {
       if (column0 + TMA_K + 8 <= columns)
         CHECK(tma_rows_k_major(src, rows, columns, row0, column0 + 8, issuers) != got);
     }
+}
+
+TEST_CASE("tma_copies_a_tile_into_swizzled_panels", "[gpu][tma]") {
+  const int rows = 150, columns = 2 * TMA_K;
+  const std::vector<std::uint16_t> src = numbered_rows(rows, columns);
+  const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}, {3, 64}};
+  for (const auto &[row0, column0] : starts) {
+    INFO("rows from " << row0 << ", columns from " << column0);
+    std::vector<std::uint16_t> expected(TMA_ROWS * TMA_K), unswizzled(TMA_ROWS * TMA_K);
+    for (int r = 0; r < TMA_ROWS; ++r)
+      for (int k = 0; k < TMA_K; ++k) {
+        const std::uint16_t x =
+            row0 + r < rows ? src[static_cast<std::size_t>(row0 + r) * columns + column0 + k] : 0;
+        expected[swizzled_at(r, k)] = x;
+        unswizzled[(k / 64) * TMA_ROWS * 64 + r * 64 + k % 64] = x;
+      }
+    const std::vector<std::uint16_t> got =
+        ruleproof::gpu::test::tma_tile_swizzled(src, rows, columns, row0, column0);
+    CHECK(got == expected);
+    // the failing side: the panels' rows as they lie in memory, unpermuted, are not this tile
+    CHECK(got != unswizzled);
+  }
 }

@@ -1,12 +1,14 @@
 // ruleproof: wgmma_tile_product_kernel, one warpgroup's D = A B^T (64 x 64, K = 128) by eight
-// m64n64k16 wgmma from the layouts of gpu/detail/wgmma.cuh (A and B each K-major or MN-major). CPU
-// reference: the exact product in gpu/tests/wgmma_tests.cpp (exact_product).
+// m64n64k16 wgmma from the layouts of gpu/detail/wgmma.cuh (A and B each K-major or MN-major, in
+// core matrices without swizzle or in 128-byte-swizzled panels). CPU reference: the exact product
+// in gpu/tests/wgmma_tests.cpp (exact_product).
 #include "gpu/tests/wgmma_product.hpp"
 
 #include <cuda_runtime.h>
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gpu/detail/wgmma.cuh"
 
@@ -16,26 +18,46 @@ namespace {
 
 using namespace detail;
 
-template <class T, bool B_MN, bool A_MN>
+constexpr int ALIGN = 1024; // a swizzled panel's alignment, the shared memory rounded up to it
+
+/// Where element (r, k) of a tile of R rows by K columns lies, K-major (MN false) or MN-major.
+template <int R, int K, bool MN, bool SWIZZLED> __device__ int tile_at(int r, int k) {
+  if constexpr (SWIZZLED)
+    return MN ? wgmma::swizzled_at<K>(k, r) : wgmma::swizzled_at<R>(r, k);
+  else
+    return MN ? wgmma::mn_major_at<K>(r, k) : wgmma::k_major_at<R>(r, k);
+}
+/// The descriptor of columns k0.. of that tile.
+template <int R, int K, bool MN, bool SWIZZLED>
+__device__ std::uint64_t tile_descriptor(const void *tile, int k0) {
+  if constexpr (SWIZZLED)
+    return MN ? wgmma::mn_major_swizzled<K>(tile, k0) : wgmma::k_major_swizzled<R>(tile, k0);
+  else
+    return MN ? wgmma::mn_major<K>(tile, k0) : wgmma::k_major<R>(tile, k0);
+}
+
+template <class T, bool B_MN, bool A_MN, bool SWIZZLED>
 __global__ void __launch_bounds__(128)
     wgmma_tile_product_kernel(const T *a, const T *bt, float *d, bool swapped) {
   constexpr int M = WGMMA_M, N = WGMMA_N, K = WGMMA_K;
   // each tile in a region three times its size, so that descriptors with the offsets swapped,
   // whose reads reach past the tile, stay inside the block's shared memory
   extern __shared__ __align__(128) unsigned char shared_bytes[];
-  T *sa = reinterpret_cast<T *>(shared_bytes), *sb = sa + 3 * M * K;
+  T *sa = reinterpret_cast<T *>(shared_bytes +
+                                (ALIGN - mma::shared_address(shared_bytes) % ALIGN) % ALIGN),
+    *sb = sa + 3 * M * K;
   for (int e = threadIdx.x; e < M * K; e += blockDim.x)
-    sa[A_MN ? wgmma::mn_major_at<K>(e / K, e % K) : wgmma::k_major_at<M>(e / K, e % K)] = a[e];
+    sa[tile_at<M, K, A_MN, SWIZZLED>(e / K, e % K)] = a[e];
   for (int e = threadIdx.x; e < N * K; e += blockDim.x)
-    sb[B_MN ? wgmma::mn_major_at<K>(e / K, e % K) : wgmma::k_major_at<N>(e / K, e % K)] = bt[e];
+    sb[tile_at<N, K, B_MN, SWIZZLED>(e / K, e % K)] = bt[e];
   wgmma::fence_shared_for_async();
   __syncthreads();
   float acc[32] = {};
   wgmma::fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
-    std::uint64_t da = A_MN ? wgmma::mn_major<K>(sa, k0) : wgmma::k_major<M>(sa, k0);
-    std::uint64_t db = B_MN ? wgmma::mn_major<K>(sb, k0) : wgmma::k_major<N>(sb, k0);
+    std::uint64_t da = tile_descriptor<M, K, A_MN, SWIZZLED>(sa, k0);
+    std::uint64_t db = tile_descriptor<N, K, B_MN, SWIZZLED>(sb, k0);
     if (swapped) { // the two offsets, bits 16-29 and 32-45, each in the other's place
       const auto swap = [](std::uint64_t x) {
         const std::uint64_t along_k = (x >> 16) & 0x3FFF, along_mn = (x >> 32) & 0x3FFF;
@@ -73,12 +95,15 @@ std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<st
   cuda_ok(cudaMalloc(&dd, d.size() * sizeof(float)), "cudaMalloc");
   cuda_ok(cudaMemcpy(da, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "copy A");
   cuda_ok(cudaMemcpy(db, bt.data(), bt.size() * 2, cudaMemcpyHostToDevice), "copy Bt");
-  const int bytes = 3 * (M + N) * K * 2;
-  auto *kernel = layout.a_mn_major
-                     ? (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, true>
-                                          : wgmma_tile_product_kernel<T, false, true>)
-                     : (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, false>
-                                          : wgmma_tile_product_kernel<T, false, false>);
+  const int bytes = 3 * (M + N) * K * 2 + ALIGN;
+  const auto pick = [&](auto swizzled) {
+    constexpr bool S = decltype(swizzled)::value;
+    return layout.a_mn_major ? (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, true, S>
+                                                  : wgmma_tile_product_kernel<T, false, true, S>)
+                             : (layout.b_mn_major ? wgmma_tile_product_kernel<T, true, false, S>
+                                                  : wgmma_tile_product_kernel<T, false, false, S>);
+  };
+  auto *kernel = layout.swizzled ? pick(std::true_type{}) : pick(std::false_type{});
   cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
           "shared memory");
   kernel<<<1, 128, bytes>>>(da, db, dd, layout.offsets_swapped);

@@ -15,6 +15,7 @@ struct WgmmaLayout {
   bool b_mn_major = false;
   bool a_mn_major = false; ///< A held MN-major (its tile by columns, as k^T of the state's update)
   bool offsets_swapped = false;
+  bool swizzled = false; ///< both tiles in 128-byte-swizzled panels (wgmma::swizzled_at)
 };
 
 /// D = A B^T on one warpgroup: A (64 x 128) and Bt (64 x 128) row-major, as the bits of 16-bit

@@ -1,6 +1,7 @@
 // ruleproof: warpgroup MMA (gpu/detail/wgmma.cuh) against the exact product. One warpgroup
 // computes D = A B^T (64 x 64, K = 128) from the shared-memory layouts of wgmma.cuh, each factor
-// K-major and MN-major, bf16 and fp16; label `gpu` (skipped where no Hopper GPU is found,
+// K-major and MN-major, in core matrices without swizzle and in 128-byte-swizzled panels, bf16 and
+// fp16; label `gpu` (skipped where no Hopper GPU is found,
 // gpu_main.cpp).
 //
 // The bound: the products of two 16-bit values are exact in fp32, so D's only error is that of
@@ -78,26 +79,32 @@ double worst_over_bound(const std::vector<float> &d, const std::vector<double> &
 } // namespace
 
 TEST_CASE("wgmma_tile_product_within_the_fp32_sum_bound", "[gpu][wgmma]") {
-  for (const bool fp16 : {false, true})
-    for (const bool a_mn : {false, true})
-      for (const bool b_mn : {false, true}) {
-        const Operands x = draw(fp16, 11u + (fp16 ? 2u : 0u) + (b_mn ? 1u : 0u) + (a_mn ? 4u : 0u));
-        std::vector<double> exact, magnitude;
-        exact_product(x, exact, magnitude);
-        const char *type = fp16 ? "fp16" : "bf16", *b_layout = b_mn ? "B MN-major" : "B K-major";
-        const char *a_layout = a_mn ? "A MN-major" : "A K-major";
-        const double good = worst_over_bound(
-            test::wgmma_tile_product(x.a, x.bt, fp16, {b_mn, a_mn, false}), exact, magnitude);
-        std::printf("wgmma %s %s %s: worst error over bound %.3g\n", type, a_layout, b_layout,
-                    good);
-        std::fflush(stdout);
-        const double swapped = worst_over_bound(
-            test::wgmma_tile_product(x.a, x.bt, fp16, {b_mn, a_mn, true}), exact, magnitude);
-        std::printf("wgmma %s %s %s, offsets swapped: worst error over bound %.3g\n", type,
-                    a_layout, b_layout, swapped);
-        INFO(type << ", " << a_layout << ", " << b_layout << ": worst error over bound " << good
-                  << ", with the offsets swapped " << swapped);
-        CHECK(good <= 1.0);
-        CHECK(swapped > 1.0);
-      }
+  for (const bool swizzled : {false, true})
+    for (const bool fp16 : {false, true})
+      for (const bool a_mn : {false, true})
+        for (const bool b_mn : {false, true}) {
+          const Operands x = draw(fp16, 11u + (fp16 ? 2u : 0u) + (b_mn ? 1u : 0u) +
+                                            (a_mn ? 4u : 0u) + (swizzled ? 8u : 0u));
+          std::vector<double> exact, magnitude;
+          exact_product(x, exact, magnitude);
+          const char *type = fp16 ? "fp16" : "bf16", *b_layout = b_mn ? "B MN-major" : "B K-major";
+          const char *a_layout = a_mn ? "A MN-major" : "A K-major";
+          const char *panels = swizzled ? "swizzled" : "core matrices";
+          const double good = worst_over_bound(
+              test::wgmma_tile_product(x.a, x.bt, fp16, {b_mn, a_mn, false, swizzled}), exact,
+              magnitude);
+          std::printf("wgmma %s %s %s %s: worst error over bound %.3g\n", panels, type, a_layout,
+                      b_layout, good);
+          std::fflush(stdout);
+          const double swapped = worst_over_bound(
+              test::wgmma_tile_product(x.a, x.bt, fp16, {b_mn, a_mn, true, swizzled}), exact,
+              magnitude);
+          std::printf("wgmma %s %s %s %s, offsets swapped: worst error over bound %.3g\n", panels,
+                      type, a_layout, b_layout, swapped);
+          INFO(panels << ", " << type << ", " << a_layout << ", " << b_layout
+                      << ": worst error over bound " << good << ", with the offsets swapped "
+                      << swapped);
+          CHECK(good <= 1.0);
+          CHECK(swapped > 1.0);
+        }
 }

@@ -98,7 +98,8 @@ def held_row(c, step=1000):
     ahead, own = (c - 1) * step, c * step
     at = {e: float("nan") for e in EVENTS}
     at.update({"wy_start": ahead + 0, "wy_waited": ahead + 30, "wy_kk": ahead + 40,
-               "wy_a0": ahead + 240, "wy_solve": ahead + 300, "wy_factors": ahead + 310,
+               "wy_a0": ahead + 140, "wy_w": ahead + 240, "wy_solve": ahead + 300,
+               "wy_factors": ahead + 310,
                "wy_arrived": ahead + 510, "wy_step_end": ahead + 900,
                "state_wy_done": own + 100, "state_wh": own + 250, "state_v_new": own + 330,
                "output_stored": own + 600, "state_update": own + 640})
@@ -115,7 +116,8 @@ def test_the_held_forms_phases():
     assert got[("state", "h's update done")] == [40.0] * 4
     assert got[("state", "waits for the next chunk's Aqk")] == [460.0] * 4
     assert got[("chunks", "an iteration")] == [1000.0] * 4
-    assert got[("chunks", "the gates (first warp), q k^T issued")] == [200.0] * 4
+    assert got[("chunks", "q k^T issued")] == [100.0] * 4
+    assert got[("chunks", "the gates (first warp), while q k^T runs")] == [100.0] * 4
     assert got[("chunks", "Aqk stored and handed over")] == [200.0] * 4
     assert got[("lead", "Aqk handed over to the state taking the chunk")] == [590.0] * 4
 
