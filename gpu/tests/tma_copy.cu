@@ -60,8 +60,32 @@ __global__ void __launch_bounds__(128)
 
 void cuda_ok(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string("tma_rows_k_major: ") + what + ": " +
-                             cudaGetErrorString(e));
+    throw std::runtime_error(std::string("tma copy test: ") + what + ": " + cudaGetErrorString(e));
+}
+
+/// `src` on the device, `copy(d_src, d_out)` launched (a kernel that reads it through a tensor map
+/// and writes the tile as it lay in shared memory to d_out), and that tile read back: TMA_ROWS x
+/// TMA_K values. The device memory is freed on every path.
+template <class Copy>
+std::vector<std::uint16_t> tile_read_back(const std::vector<std::uint16_t> &src, Copy copy) {
+  std::uint16_t *d_src = nullptr, *d_out = nullptr;
+  const std::size_t out_values = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
+  std::vector<std::uint16_t> out(out_values);
+  try {
+    cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
+    cuda_ok(cudaMalloc(&d_out, out_values * 2), "cudaMalloc");
+    cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
+    copy(d_src, d_out);
+    cuda_ok(cudaGetLastError(), "launch");
+    cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");
+  } catch (...) {
+    cudaFree(d_src);
+    cudaFree(d_out);
+    throw;
+  }
+  cudaFree(d_src);
+  cudaFree(d_out);
+  return out;
 }
 
 } // namespace
@@ -72,53 +96,23 @@ std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &sr
     throw std::invalid_argument("tma_rows_k_major: src is not rows x columns");
   if (issuers < 0 || issuers > 4)
     throw std::invalid_argument("tma_rows_k_major: 0 to 4 issuers (the block's warps)");
-  std::uint16_t *d_src = nullptr, *d_out = nullptr;
-  const std::size_t out_values = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
-  cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
-  cuda_ok(cudaMalloc(&d_out, out_values * 2), "cudaMalloc");
-  std::vector<std::uint16_t> out(out_values);
-  try {
-    cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
+  return tile_read_back(src, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
     const CUtensorMap map =
         issuers == 0 ? tma::encode_tiles_map(d_src, rows, columns, columns, TMA_ROWS, TMA_K, false)
                      : tma::encode_rows_map(d_src, rows, columns, columns, TMA_ROWS, false);
     tma_rows_k_major_kernel<<<1, 128>>>(map, row0, column0, issuers, d_out);
-    cuda_ok(cudaGetLastError(), "launch");
-    cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");
-  } catch (...) {
-    cudaFree(d_src);
-    cudaFree(d_out);
-    throw;
-  }
-  cudaFree(d_src);
-  cudaFree(d_out);
-  return out;
+  });
 }
 
 std::vector<std::uint16_t> tma_tile_swizzled(const std::vector<std::uint16_t> &src, int rows,
                                              int columns, int row0, int column0) {
   if (src.size() != static_cast<std::size_t>(rows) * columns || columns % 64 || column0 % 64)
     throw std::invalid_argument("tma_tile_swizzled: src is not rows x columns of whole panels");
-  std::uint16_t *d_src = nullptr, *d_out = nullptr;
-  const std::size_t out_values = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
-  cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
-  cuda_ok(cudaMalloc(&d_out, out_values * 2), "cudaMalloc");
-  std::vector<std::uint16_t> out(out_values);
-  try {
-    cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
+  return tile_read_back(src, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
     const CUtensorMap map =
         tma::encode_swizzled_tiles_map(d_src, rows, columns, columns, TMA_ROWS, TMA_K, false);
     tma_tile_swizzled_kernel<<<1, 128>>>(map, row0, column0, d_out);
-    cuda_ok(cudaGetLastError(), "launch");
-    cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");
-  } catch (...) {
-    cudaFree(d_src);
-    cudaFree(d_out);
-    throw;
-  }
-  cudaFree(d_src);
-  cudaFree(d_out);
-  return out;
+  });
 }
 
 } // namespace ruleproof::gpu::test
