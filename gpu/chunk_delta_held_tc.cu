@@ -28,8 +28,11 @@
 // A block takes one sequence, one head and 64 of the values' columns (grid N x H x V / 64), two
 // warpgroups, each its own loop over the chunks:
 //   state (warpgroup 0): for chunk c, h^T k^T and h^T q^T, then x, v_new, the output and h's
-//     update, each product waited for before the next that reads it; the output stored from its
-//     accumulators;
+//     update, each product waited for before the next that reads it; a whole chunk's output
+//     stored transposed (stmatrix) into a 128-byte-swizzled tile of its parity and copied out by
+//     one Tensor Memory Accelerator store (a sequence's last, shorter chunk straight from the
+//     accumulators); the descriptors of its tiles made once and moved to each place and step
+//     (wgmma::moved);
 //   chunks (warpgroup 1), a chunk ahead of the state's: for chunk c (while the state's warpgroup
 //     works on chunk c - 1), its rows past the sequence's end zeroed, q k^T issued, its g_cum and
 //     factors made by the first warp while q k^T runs, and Aqk made (all of a thread's entries
@@ -76,6 +79,7 @@ constexpr int HELD_BV = 64; // the values' columns of a block: the rows of h^T
 constexpr int HELD_THREADS = 2 * warpgroup::SIZE;
 constexpr int PLACES = 3;         // chunks c, c + 1 and c + 2
 constexpr int CHUNKS_BARRIER = 1; // the chunks warpgroup's own
+constexpr int STATE_BARRIER = 2;  // the state's warpgroup's own
 
 template <class T, int K> struct alignas(1024) HeldShared {
   // the copied tiles, in 128-byte-swizzled panels (wgmma::swizzled_at), each 1024-byte aligned
@@ -84,6 +88,7 @@ template <class T, int K> struct alignas(1024) HeldShared {
   T v[PLACES][C * HELD_BV];
   T a16[PLACES][C * C]; // A in the input type
   T aqk[PLACES][C * C]; // the chunks warpgroup's scores, in the core-matrix layout (k_major_at)
+  T o[2][C * HELD_BV];  // the output of chunks of each parity, swizzled, stored by one copy each
   float g_raw[PLACES][C], beta[PLACES][C];
   float g_cum[PLACES][C], up[PLACES][C], to_end[PLACES][C], decay[PLACES];
   std::uint64_t full[PLACES], ready[PLACES], empty[PLACES];
@@ -132,7 +137,8 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
                                const __grid_constant__ CUtensorMap q_map,
                                const __grid_constant__ CUtensorMap k_map,
                                const __grid_constant__ CUtensorMap v_map,
-                               const __grid_constant__ CUtensorMap a_map) {
+                               const __grid_constant__ CUtensorMap a_map,
+                               const __grid_constant__ CUtensorMap o_map) {
   using S = HeldShared<In, K>;
   constexpr int WG = warpgroup::SIZE, KS = K / 16, M = K / 64;
   extern __shared__ __align__(128) unsigned char shared_bytes[];
@@ -153,6 +159,17 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     if (timed && by_this_thread && c < fused_timeline_chunks)
       p.timeline[c * fused_timeline_events + event] = static_cast<float>(clock64() - started);
   };
+
+  // each tile's descriptor made once, at place 0, and moved to a place (KB, AB bytes apart) and a
+  // step (wgmma::moved): the keys K-major and, for h's update, MN-major
+  constexpr int KB = C * K * 2, AB = C * C * 2;
+  const std::uint64_t k_desc = wgmma::k_major_swizzled<C>(s.k[0], 0),
+                      q_desc = wgmma::k_major_swizzled<C>(s.q[0], 0),
+                      kt_desc = wgmma::mn_major_swizzled<C>(s.k[0], 0),
+                      a_desc = wgmma::k_major_swizzled<C>(s.a16[0], 0),
+                      aqk_desc = wgmma::k_major<C>(s.aqk[0], 0);
+  static_assert(sizeof(s.k[0]) == KB && sizeof(s.q[0]) == KB && sizeof(s.a16[0]) == AB &&
+                sizeof(s.aqk[0]) == AB);
 
   if (threadIdx.x == 0) {
     for (int b = 0; b < PLACES; ++b) {
@@ -215,8 +232,14 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
       float sacc[32];
       wgmma::fence();
       issue_product<In, false>(
-          sacc, K, [&](int k0) { return wgmma::k_major_swizzled<C>(s.q[at], k0); },
-          [&](int k0) { return wgmma::k_major_swizzled<C>(s.k[at], k0); }, false);
+          sacc, K,
+          [&](int k0) {
+            return wgmma::moved(q_desc, at * KB + wgmma::k_major_swizzled_offset<C>(k0));
+          },
+          [&](int k0) {
+            return wgmma::moved(k_desc, at * KB + wgmma::k_major_swizzled_offset<C>(k0));
+          },
+          false);
       wgmma::commit();
       mark(c, WY_A0, tid == 0); // (q k^T issued)
       if (tid < 32) {           // g_cum and each row's factors (chunk_gate_scan), and e^{gl}
@@ -297,6 +320,8 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
   In *o = static_cast<In *>(p.o);
   for (int c = 0; c < chunks; ++c) {
     const int at = c % PLACES;
+    const std::uint64_t k_at = wgmma::moved(k_desc, at * KB), q_at = wgmma::moved(q_desc, at * KB),
+                        kt_at = wgmma::moved(kt_desc, at * KB);
     const ChunkRows rows = rows_of(c);
     tma::wait_barrier(&s.full[at], (c / PLACES) & 1);
     tma::wait_barrier(&s.ready[at], (c / PLACES) & 1);
@@ -311,14 +336,14 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     if constexpr (!PLAIN) {
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) // (k h)^T = h^T k^T
-        wgmma::m64n64k16_rs<In, false>(kh, hf[ks], wgmma::k_major_swizzled<C>(s.k[at], 16 * ks),
-                                       ks > 0);
+        wgmma::m64n64k16_rs<In, false>(
+            kh, hf[ks], wgmma::moved(k_at, wgmma::k_major_swizzled_offset<C>(16 * ks)), ks > 0);
       wgmma::commit();
     }
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) // h^T q^T
-      wgmma::m64n64k16_rs<In, false>(oacc, hf[ks], wgmma::k_major_swizzled<C>(s.q[at], 16 * ks),
-                                     ks > 0);
+      wgmma::m64n64k16_rs<In, false>(
+          oacc, hf[ks], wgmma::moved(q_at, wgmma::k_major_swizzled_offset<C>(16 * ks)), ks > 0);
     wgmma::commit();
     std::uint32_t vt[16];
     load_v_transposed(vt, s.v[at]);
@@ -368,8 +393,9 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
       wgmma::fence();
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        wgmma::m64n64k16_rs<In, false>(vn, xf[ks], wgmma::k_major_swizzled<C>(s.a16[at], 16 * ks),
-                                       ks > 0);
+        wgmma::m64n64k16_rs<In, false>(
+            vn, xf[ks], wgmma::moved(a_desc, at * AB + wgmma::k_major_swizzled_offset<C>(16 * ks)),
+            ks > 0);
       wgmma::commit();
       wgmma::wait<0>(); // h^T q^T and v_new^T
       wgmma::fence_operand(vn);
@@ -405,10 +431,12 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     for (int ks = 0; ks < 4; ++ks) // o^T += v_new^T Aqk^T
 #ifdef RULEPROOF_PLANTED_BUG // gpu_check_planted only: a deliberate bug, the output takes x for
                              // v_new in its scores' term (the plain form's bug is in its scores)
-      wgmma::m64n64k16_rs<In, false>(oacc, PLAIN ? nf[ks] : xf[ks],
-                                     wgmma::k_major<C>(s.aqk[at], 16 * ks), true);
+      wgmma::m64n64k16_rs<In, false>(
+          oacc, PLAIN ? nf[ks] : xf[ks],
+          wgmma::moved(aqk_desc, at * AB + wgmma::k_major_offset<C>(16 * ks)), true);
 #else
-      wgmma::m64n64k16_rs<In, false>(oacc, nf[ks], wgmma::k_major<C>(s.aqk[at], 16 * ks), true);
+      wgmma::m64n64k16_rs<In, false>(
+          oacc, nf[ks], wgmma::moved(aqk_desc, at * AB + wgmma::k_major_offset<C>(16 * ks)), true);
 #endif
     wgmma::commit();
 #pragma unroll
@@ -416,19 +444,32 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
         wgmma::m64n64k16_rs<In, true>(
-            state[m], ef[ks], wgmma::mn_major_swizzled<C>(&s.k[at][64 * C * m], 16 * ks), true);
+            state[m], ef[ks],
+            wgmma::moved(kt_at, 64 * C * m * 2 + wgmma::mn_major_swizzled_offset(16 * ks)), true);
     wgmma::commit();
     wgmma::wait<1>(); // the output is in
     wgmma::fence_operand(oacc);
-    // o, at row i = d_col(e) of the chunk and value column v0 + d_row(e): the chunk's rows of o
-    // from o_rows, row i at i * H * V; a whole chunk's without a branch between the stores
-    In *o_rows = o + at_v(rows.bos, hd, v0, d);
-    const int o_stride = d.H * d.V;
+    // o, at row i = d_col(e) of the chunk and value column v0 + d_row(e). A whole chunk's goes
+    // through its parity's tile: each warp's 16 value columns stored transposed (stmatrix),
+    // eight rows of o at a time, and the tile copied out by one instruction (o_map); the copy of
+    // chunk c - 1 is done reading its tile before this chunk's barrier, so that chunk c + 1 may
+    // write there. A chunk of fewer rows, its sequence's last (and the block's), is stored from
+    // the accumulators, row by row, none past the sequence's end.
     if (rows.n == C) {
-#pragma unroll
-      for (int e = 0; e < 32; ++e)
-        o_rows[wgmma::d_col(e) * o_stride + wgmma::d_row(e)] = tc::to<In>(oacc[e]);
+      In *tile = s.o[c % 2];
+      static_assert(C == 64 && HELD_BV == 64, "o's tile: one panel of 64 rows by 64 columns");
+      warpgroup::store_transposed_swizzled(tile, oacc, tid); // o = (o^T)^T
+      wgmma::fence_shared_for_async();
+      if (tid == 0)
+        tma::wait_stores_read<0>();
+      mma::barrier_sync(STATE_BARRIER, WG);
+      if (tid == 0) {
+        tma::store_tile_swizzled(o_map, hd * V + v0, rows.bos, tile);
+        tma::commit_stores();
+      }
     } else {
+      In *o_rows = o + at_v(rows.bos, hd, v0, d); // row i at i * H * V
+      const int o_stride = d.H * d.V;
 #pragma unroll
       for (int e = 0; e < 32; ++e)
         if (wgmma::d_col(e) < rows.n)
@@ -447,6 +488,8 @@ __global__ void __launch_bounds__(HELD_THREADS, 1)
     }
     tma::arrive(&s.empty[at]); // chunk c's places may take chunk c + 3's copies
   }
+  if (tid == 0)
+    tma::wait_stores<0>(); // the output's last copies out of shared memory
   if (p.s_end)
 #pragma unroll
     for (int m = 0; m < M; ++m)
@@ -463,7 +506,7 @@ void launch_held(const DeltaFusedPass &p, const DeviceChunkTable &t, const Chunk
   allow_shared_memory(kernel, bytes, "chunk_delta_held_tc_kernel");
   // q, k [B * T, H * K], v [B * T, H * V] and A [B * T, H * C], by 64 rows (none where every
   // sequence is empty: a tensor map has no dimension of size 0, and no block copies anything)
-  CUtensorMap q_map{}, k_map{}, v_map{}, a_map{};
+  CUtensorMap q_map{}, k_map{}, v_map{}, a_map{}, o_map{};
   if (p.rows > 0) {
     const long HK = static_cast<long>(d.H) * K, HV = static_cast<long>(d.H) * V,
                HC = static_cast<long>(d.H) * C;
@@ -472,8 +515,10 @@ void launch_held(const DeltaFusedPass &p, const DeviceChunkTable &t, const Chunk
     v_map = tma::encode_swizzled_tiles_map(p.v, p.rows, HV, HV, C, HELD_BV, d.fp16);
     if (!PLAIN)
       a_map = tma::encode_swizzled_tiles_map(p.A, p.rows, HC, HC, C, C, d.fp16);
+    o_map = tma::encode_swizzled_tiles_map(p.o, p.rows, HV, HV, C, HELD_BV, d.fp16);
   }
-  kernel<<<dim3(t.N, d.H, V / HELD_BV), HELD_THREADS, bytes>>>(p, t, d, q_map, k_map, v_map, a_map);
+  kernel<<<dim3(t.N, d.H, V / HELD_BV), HELD_THREADS, bytes>>>(p, t, d, q_map, k_map, v_map, a_map,
+                                                               o_map);
 }
 
 /// The kernel of form PLAIN for the call's input type and sizes; `name` for its error.

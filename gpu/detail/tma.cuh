@@ -14,7 +14,9 @@
 // L2, in sectors of 32. The held forward (gpu/chunk_delta_held_tc.cu) copies its tiles in
 // 128-byte-swizzled panels instead (wgmma::swizzled_at), one box of a three-dimensional map a tile
 // (encode_swizzled_tiles_map, copy_tile_swizzled), each box row a whole 128 bytes. Rows past the
-// tensor map's last row arrive as zeros.
+// tensor map's last row arrive as zeros. It stores its output the other way, a swizzled tile of
+// shared memory to global memory by one instruction (store_tile_swizzled, commit_stores,
+// wait_stores_read, wait_stores), rows past the map's last row left out.
 #pragma once
 
 #include <cuda.h> // CUtensorMap and its enums (types only: the encoder comes from the runtime)
@@ -163,6 +165,31 @@ __device__ inline void copy_tile_k_major(void *dst, const CUtensorMap &map, int 
 __device__ inline void copy_tile_swizzled(void *dst, const CUtensorMap &map, int column, int row,
                                           std::uint64_t *barrier) {
   copy_box_3d(dst, map, 0, row, column / 64, barrier);
+}
+
+/// Starts the store of the tile at src (1024-byte aligned, 128-byte-swizzled panels) to rows
+/// [row, ..) and columns [column, ..) (a multiple of 64) of `map` (encode_swizzled_tiles_map's),
+/// one instruction, in this thread's group of stores (commit_stores). Make the tile's writes
+/// visible to the copy first (wgmma::fence_shared_for_async, then a barrier of the writers).
+__device__ inline void store_tile_swizzled(const CUtensorMap &map, int column, int row,
+                                           const void *src) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(&map)),
+      "r"(0), "r"(row), "r"(column / 64), "r"(mma::shared_address(src))
+      : "memory");
+}
+/// Closes this thread's group of stores issued so far.
+__device__ inline void commit_stores() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/// Waits until at most N of this thread's groups of stores still read their shared memory.
+template <int N> __device__ inline void wait_stores_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/// Waits until at most N of this thread's groups of stores are still running.
+template <int N> __device__ inline void wait_stores() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 /// Starts the copy of rows [row, row + 64) and columns [column, column + K) of `map` (boxes of 8

@@ -1,8 +1,9 @@
 // ruleproof: device helpers shared by the warpgroup-MMA kernels (sm_90a):
 // gpu/chunk_delta_fused_tc.cu and gpu/chunk_delta_held_tc.cu. A 64 x 64 product issued over a depth
-// of 16-deep steps, a chunk's gates at a thread's entries of a 64 x 64 accumulator, and a tile's
+// of 16-deep steps, a chunk's gates at a thread's entries of a 64 x 64 accumulator, a tile's
 // pieces of 16 bytes as a warpgroup moves them or zeroes the rows past a sequence's end (in the
-// core-matrix layout or in 128-byte-swizzled panels).
+// core-matrix layout or in 128-byte-swizzled panels), and an accumulator stored transposed into a
+// swizzled panel.
 #pragma once
 
 #include "gpu/detail/gla_tc.cuh" // fast_exp
@@ -51,6 +52,27 @@ __device__ void zero_rows_past_swizzled(T *tile, int valid, int tid) {
     if (r >= valid)
       *reinterpret_cast<uint4 *>(&tile[(panel * ROWS + r) * 64 + (e % 8) * 8]) = uint4{0, 0, 0, 0};
   }
+}
+
+/// Stores D^T, the transpose of a warpgroup's 64 x 64 accumulator d (wgmma's layout: entry e at
+/// row d_row(e), column d_col(e)), rounded to T, into a tile of 64 rows by 64 columns held in one
+/// 128-byte-swizzled panel: D(i, j) to the tile's row j, column i (wgmma::swizzled_at<64>(j, i)).
+/// Each warp stores its 16 rows of D by stmatrix .trans (wgmma::store_transposed_x4), four 8 x 8
+/// matrices a step: matrix m of step t holds D's rows 16 w + 8 (m % 2).. and columns
+/// 8 (2 t + m / 2).., entries e = 8 t + 2 m and e + 1, and lane l points at row l % 8 of matrix
+/// l / 8 as it is stored. tid: the thread's place in the warpgroup.
+template <class T>
+__device__ inline void store_transposed_swizzled(T *tile, const float (&d)[32], int tid) {
+  std::uint32_t pairs[16]; // entries e, e + 1: one row of D, two neighbouring columns
+#pragma unroll
+  for (int e = 0; e < 32; e += 2)
+    pairs[e / 2] = mma::pack_rounded<T>(d[e], d[e + 1]);
+  const int lane = tid % 32, warp = tid / 32, j = lane / 8;
+#pragma unroll
+  for (int t = 0; t < 4; ++t)
+    wgmma::store_transposed_x4(
+        tile + wgmma::swizzled_at<64>(8 * (2 * t + j / 2) + lane % 8, 16 * warp + 8 * (j % 2)),
+        {pairs[4 * t], pairs[4 * t + 1], pairs[4 * t + 2], pairs[4 * t + 3]});
 }
 
 /// D (64 x 64) = sum over `steps` 16-deep steps of A B, issued (not waited for): a(k0) and b(k0)

@@ -69,9 +69,13 @@ __device__ inline std::uint64_t descriptor(const void *tile, std::uint32_t along
   return start | (static_cast<std::uint64_t>((along_k >> 4) & 0x3FFF) << 16) |
          (static_cast<std::uint64_t>((along_mn >> 4) & 0x3FFF) << 32); // bits 62-63: 0, no swizzle
 }
+/// Bytes from a K-major tile of R rows to its 16 columns k0.. .
+template <int R> __host__ __device__ constexpr int k_major_offset(int k0) {
+  return (k0 / 8) * (R / 8) * 128;
+}
 /// Descriptor of the 16 columns k0.. of a K-major tile of R rows.
 template <int R> __device__ inline std::uint64_t k_major(const void *tile, int k0) {
-  return descriptor(static_cast<const char *>(tile) + (k0 / 8) * (R / 8) * 128, R / 8 * 128, 128);
+  return descriptor(static_cast<const char *>(tile) + k_major_offset<R>(k0), R / 8 * 128, 128);
 }
 /// Descriptor of the 16 columns k0.. of an MN-major tile of KC columns.
 template <int KC> __device__ inline std::uint64_t mn_major(const void *tile, int k0) {
@@ -84,16 +88,30 @@ __device__ inline std::uint64_t descriptor_swizzled(const void *at, std::uint32_
                                                     std::uint32_t stride) {
   return descriptor(at, leading, stride) | (1ull << 62); // bits 62-63: 1, the 128-byte swizzle
 }
+/// Bytes from an R-row tile in 128-byte-swizzled panels to its 16 columns k0.. read K-major.
+template <int R> __host__ __device__ constexpr int k_major_swizzled_offset(int k0) {
+  return (k0 / 64) * R * 128 + (k0 % 64) * 2;
+}
 /// Descriptor of the 16 columns k0.. of an R-row tile held in 128-byte-swizzled panels, read
 /// K-major (the leading offset unused: a step lies within one row of 128 bytes).
 template <int R> __device__ inline std::uint64_t k_major_swizzled(const void *tile, int k0) {
-  return descriptor_swizzled(static_cast<const char *>(tile) + (k0 / 64) * R * 128 + (k0 % 64) * 2,
-                             16, 1024);
+  return descriptor_swizzled(static_cast<const char *>(tile) + k_major_swizzled_offset<R>(k0), 16,
+                             1024);
 }
+/// Bytes from a tile in 128-byte-swizzled panels to its rows k0.. read MN-major.
+__host__ __device__ constexpr int mn_major_swizzled_offset(int k0) { return k0 * 128; }
 /// Descriptor of rows k0.. (16 of them, the K of a step) of an R-row tile held in
 /// 128-byte-swizzled panels, read MN-major: its columns the M or N index, a panel's 64 of them.
 template <int R> __device__ inline std::uint64_t mn_major_swizzled(const void *tile, int k0) {
-  return descriptor_swizzled(static_cast<const char *>(tile) + k0 * 128, R * 128, 1024);
+  return descriptor_swizzled(static_cast<const char *>(tile) + mn_major_swizzled_offset(k0),
+                             R * 128, 1024);
+}
+/// The same descriptor `bytes` (a multiple of 16) further on in shared memory: its start field
+/// holds the address in units of 16 bytes, 14 bits, which no address of the 228 KB a block may
+/// have carries out of. A kernel makes a tile's descriptor once and moves it to each place and
+/// step, instead of making each from the tile's address.
+__device__ inline std::uint64_t moved(std::uint64_t desc, int bytes) {
+  return desc + static_cast<std::uint64_t>(bytes >> 4);
 }
 
 /// Makes this thread's writes to shared memory (plain stores, cp.async) visible to wgmma, which
@@ -188,6 +206,17 @@ __device__ inline int d_row(int i) {
 }
 /// Column of D entry i of this thread.
 __device__ inline int d_col(int i) { return 8 * (i / 4) + 2 * (threadIdx.x % 4) + i % 2; }
+
+/// Stores four 8 x 8 matrices of 16-bit values transposed (stmatrix .trans): x[m] holds this
+/// thread's two entries of matrix m in mma.sync's fragment layout (row l / 4, columns 2 (l % 4) and
+/// 2 (l % 4) + 1, for lane l), and lane l gives the address of row l % 8 of matrix l / 8 as it is
+/// stored, 16 contiguous bytes: the matrix's column l % 8.
+__device__ inline void store_transposed_x4(const void *row, const std::uint32_t (&x)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   mma::shared_address(row)),
+               "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+               : "memory");
+}
 
 /// A's fragment for m64n64k16_rs over columns [16 s, 16 s + 16) of a 64 x 64 D held in fp32 (the
 /// same rows, a warp's 16): D's entries 8 s .. 8 s + 7, two to a register, rounded to T.

@@ -3,8 +3,10 @@
 // first lane of each of several warps, a share of the boxes each, as the fused forward issues its
 // keys (gpu/chunk_delta_fused_tc.cu), or as one box by one instruction (copy_tile_k_major, as the
 // held forward copied its tiles before they were swizzled), or in 128-byte-swizzled panels as one
-// box (tma_tile_swizzled_kernel, copy_tile_swizzled, as gpu/chunk_delta_held_tc.cu copies them).
-// CPU reference: the layouts written out in gpu/tests/tma_tests.cpp.
+// box (tma_tile_swizzled_kernel, copy_tile_swizzled, as gpu/chunk_delta_held_tc.cu copies them);
+// and such panels stored to a tile of a global array by one instruction
+// (tma_store_swizzled_kernel, store_tile_swizzled, as the held forward stores o). CPU reference:
+// the layouts written out in gpu/tests/tma_tests.cpp and gpu/tests/tile_layouts.hpp.
 #include "gpu/tests/tma_copy.hpp"
 
 #include <cuda_runtime.h>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "gpu/detail/tma.cuh"
+#include "gpu/detail/wgmma.cuh" // fence_shared_for_async
 
 namespace ruleproof::gpu::test {
 
@@ -58,24 +61,41 @@ __global__ void __launch_bounds__(128)
     out[e] = tile[e];
 }
 
+__global__ void __launch_bounds__(128)
+    tma_store_swizzled_kernel(const __grid_constant__ CUtensorMap map, int row0, int column0,
+                              const std::uint16_t *panels) {
+  __shared__ __align__(1024) std::uint16_t tile[TMA_ROWS * TMA_K];
+  for (int e = threadIdx.x; e < TMA_ROWS * TMA_K; e += blockDim.x)
+    tile[e] = panels[e];
+  wgmma::fence_shared_for_async(); // the plain stores seen by the copy's proxy
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tma::store_tile_swizzled(map, column0, row0, tile);
+    tma::commit_stores();
+    tma::wait_stores<0>();
+  }
+}
+
 void cuda_ok(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("tma copy test: ") + what + ": " + cudaGetErrorString(e));
 }
 
-/// `src` on the device, `copy(d_src, d_out)` launched (a kernel that reads it through a tensor map
-/// and writes the tile as it lay in shared memory to d_out), and that tile read back: TMA_ROWS x
-/// TMA_K values. The device memory is freed on every path.
-template <class Copy>
-std::vector<std::uint16_t> tile_read_back(const std::vector<std::uint16_t> &src, Copy copy) {
+/// `src` on the device, an array of `out_values` zeros beside it, `launch(d_src, d_out)` launched
+/// (a kernel that reads the one, through a tensor map or not, and writes the other: the tile as it
+/// lay in shared memory, or the array a store wrote into), and d_out read back. The device memory
+/// is freed on every path.
+template <class Launch>
+std::vector<std::uint16_t> read_back(const std::vector<std::uint16_t> &src, std::size_t out_values,
+                                     Launch launch) {
   std::uint16_t *d_src = nullptr, *d_out = nullptr;
-  const std::size_t out_values = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
   std::vector<std::uint16_t> out(out_values);
   try {
     cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
     cuda_ok(cudaMalloc(&d_out, out_values * 2), "cudaMalloc");
     cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
-    copy(d_src, d_out);
+    cuda_ok(cudaMemset(d_out, 0, out_values * 2), "zero fill");
+    launch(d_src, d_out);
     cuda_ok(cudaGetLastError(), "launch");
     cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");
   } catch (...) {
@@ -88,6 +108,8 @@ std::vector<std::uint16_t> tile_read_back(const std::vector<std::uint16_t> &src,
   return out;
 }
 
+constexpr std::size_t TILE_VALUES = static_cast<std::size_t>(TMA_ROWS) * TMA_K;
+
 } // namespace
 
 std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &src, int rows,
@@ -96,7 +118,7 @@ std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &sr
     throw std::invalid_argument("tma_rows_k_major: src is not rows x columns");
   if (issuers < 0 || issuers > 4)
     throw std::invalid_argument("tma_rows_k_major: 0 to 4 issuers (the block's warps)");
-  return tile_read_back(src, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
+  return read_back(src, TILE_VALUES, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
     const CUtensorMap map =
         issuers == 0 ? tma::encode_tiles_map(d_src, rows, columns, columns, TMA_ROWS, TMA_K, false)
                      : tma::encode_rows_map(d_src, rows, columns, columns, TMA_ROWS, false);
@@ -108,11 +130,25 @@ std::vector<std::uint16_t> tma_tile_swizzled(const std::vector<std::uint16_t> &s
                                              int columns, int row0, int column0) {
   if (src.size() != static_cast<std::size_t>(rows) * columns || columns % 64 || column0 % 64)
     throw std::invalid_argument("tma_tile_swizzled: src is not rows x columns of whole panels");
-  return tile_read_back(src, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
+  return read_back(src, TILE_VALUES, [&](const std::uint16_t *d_src, std::uint16_t *d_out) {
     const CUtensorMap map =
         tma::encode_swizzled_tiles_map(d_src, rows, columns, columns, TMA_ROWS, TMA_K, false);
     tma_tile_swizzled_kernel<<<1, 128>>>(map, row0, column0, d_out);
   });
+}
+
+std::vector<std::uint16_t> tma_store_swizzled(const std::vector<std::uint16_t> &panels, int rows,
+                                              int columns, int row0, int column0) {
+  if (panels.size() != TILE_VALUES || columns % 64 || column0 % 64 || row0 < 0 || row0 >= rows ||
+      column0 < 0 || column0 + TMA_K > columns)
+    throw std::invalid_argument(
+        "tma_store_swizzled: a 64 x 128 tile of whole panels, starting inside the array");
+  return read_back(panels, static_cast<std::size_t>(rows) * columns,
+                   [&](const std::uint16_t *d_panels, std::uint16_t *d_out) {
+                     const CUtensorMap map = tma::encode_swizzled_tiles_map(
+                         d_out, rows, columns, columns, TMA_ROWS, TMA_K, false);
+                     tma_store_swizzled_kernel<<<1, 128>>>(map, row0, column0, d_panels);
+                   });
 }
 
 } // namespace ruleproof::gpu::test

@@ -1,5 +1,5 @@
-// ruleproof: a tile copied by the Tensor Memory Accelerator (gpu/detail/tma.cuh), for its test
-// (gpu/tests/tma_tests.cpp).
+// ruleproof: a tile copied or stored by the Tensor Memory Accelerator (gpu/detail/tma.cuh), for
+// its test (gpu/tests/tma_tests.cpp).
 #pragma once
 
 #include <cstdint>
@@ -24,5 +24,13 @@ std::vector<std::uint16_t> tma_rows_k_major(const std::vector<std::uint16_t> &sr
 /// tile's first column a multiple of 64. Throws on a CUDA error.
 std::vector<std::uint16_t> tma_tile_swizzled(const std::vector<std::uint16_t> &src, int rows,
                                              int columns, int row0, int column0);
+
+/// The 64 x 128 tile `panels`, as it lies in shared memory in 128-byte-swizzled panels, stored by
+/// one instruction of the Tensor Memory Accelerator (tma::store_tile_swizzled, on
+/// encode_swizzled_tiles_map's map) to rows [row0, row0 + 64) and columns [column0, column0 + 128)
+/// of a [rows, columns] array of zeros, rows past `rows` left out, and the whole array read back;
+/// column0 a multiple of 64. Throws on a CUDA error.
+std::vector<std::uint16_t> tma_store_swizzled(const std::vector<std::uint16_t> &panels, int rows,
+                                              int columns, int row0, int column0);
 
 } // namespace ruleproof::gpu::test

@@ -4,8 +4,10 @@
 // 8 + k % 8), bit for bit, rows past the array's end zero, by one thread and by a lane of each of
 // four warps (a quarter of the boxes each, as the fused forward issues its keys); and the copy of a
 // tile into 128-byte-swizzled panels (copy_tile_swizzled, wgmma.cuh's swizzled_at), against the
-// permutation written out; label `gpu` (skipped where no Hopper GPU is found, gpu_main.cpp). The
-// same copy from columns moved by 8 must differ, and the swizzled copy from the unpermuted panels
+// permutation written out (gpu/tests/tile_layouts.hpp); and the store of such panels to a tile of
+// a global array (store_tile_swizzled, as the held forward stores o), rows past the array's end
+// left out; label `gpu` (skipped where no Hopper GPU is found, gpu_main.cpp). The same copy from
+// columns moved by 8 must differ, and the swizzled copy and store from or to the unpermuted panels
 // (the tests' failing sides).
 #include <catch2/catch.hpp>
 
@@ -13,11 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/tests/tile_layouts.hpp"
 #include "gpu/tests/tma_copy.hpp"
 
+using ruleproof::gpu::test::swizzled_at;
 using ruleproof::gpu::test::TMA_K;
 using ruleproof::gpu::test::TMA_ROWS;
 using ruleproof::gpu::test::tma_rows_k_major;
+using ruleproof::gpu::test::unswizzled_at;
 
 namespace {
 
@@ -36,12 +41,6 @@ std::vector<std::uint16_t> expected_tile(const std::vector<std::uint16_t> &src, 
       tile[k_major_at(r, k)] =
           row0 + r < rows ? src[static_cast<std::size_t>(row0 + r) * columns + column0 + k] : 0;
   return tile;
-}
-
-/// Where element (r, k) of a 64-row tile lies in 128-byte-swizzled panels (wgmma.cuh,
-/// swizzled_at<64>): panel k / 64, row r of 64 values, its 16-byte pieces permuted by r % 8.
-int swizzled_at(int r, int k) {
-  return (k / 64) * TMA_ROWS * 64 + r * 64 + (((k % 64) / 8) ^ (r % 8)) * 8 + k % 8;
 }
 
 /// The source array of the tests: 150 rows of two heads of 128 values (as q [T, H, K] is), each
@@ -83,13 +82,39 @@ TEST_CASE("tma_copies_a_tile_into_swizzled_panels", "[gpu][tma]") {
       for (int k = 0; k < TMA_K; ++k) {
         const std::uint16_t x =
             row0 + r < rows ? src[static_cast<std::size_t>(row0 + r) * columns + column0 + k] : 0;
-        expected[swizzled_at(r, k)] = x;
-        unswizzled[(k / 64) * TMA_ROWS * 64 + r * 64 + k % 64] = x;
+        expected[swizzled_at<TMA_ROWS>(r, k)] = x;
+        unswizzled[unswizzled_at<TMA_ROWS>(r, k)] = x;
       }
     const std::vector<std::uint16_t> got =
         ruleproof::gpu::test::tma_tile_swizzled(src, rows, columns, row0, column0);
     CHECK(got == expected);
     // the failing side: the panels' rows as they lie in memory, unpermuted, are not this tile
+    CHECK(got != unswizzled);
+  }
+}
+
+TEST_CASE("tma_stores_swizzled_panels_as_a_tile", "[gpu][tma]") {
+  const int rows = 150, columns = 2 * TMA_K;
+  // the tile as it lies in shared memory, each value its own bits (never 0, the array's fill)
+  std::vector<std::uint16_t> panels(TMA_ROWS * TMA_K);
+  for (std::size_t i = 0; i < panels.size(); ++i)
+    panels[i] = static_cast<std::uint16_t>(i + 1);
+  const std::pair<int, int> starts[] = {{0, 0}, {64, TMA_K}, {100, TMA_K}, {140, 0}, {3, 64}};
+  for (const auto &[row0, column0] : starts) {
+    INFO("rows from " << row0 << ", columns from " << column0);
+    // element (r, k) of the tile to row row0 + r, column column0 + k; none past the last row
+    std::vector<std::uint16_t> expected(static_cast<std::size_t>(rows) * columns),
+        unswizzled(expected.size());
+    for (int r = 0; r < TMA_ROWS && row0 + r < rows; ++r)
+      for (int k = 0; k < TMA_K; ++k) {
+        const std::size_t at = static_cast<std::size_t>(row0 + r) * columns + column0 + k;
+        expected[at] = panels[swizzled_at<TMA_ROWS>(r, k)];
+        unswizzled[at] = panels[unswizzled_at<TMA_ROWS>(r, k)];
+      }
+    const std::vector<std::uint16_t> got =
+        ruleproof::gpu::test::tma_store_swizzled(panels, rows, columns, row0, column0);
+    CHECK(got == expected);
+    // the failing side: the panels read as unpermuted rows are not what the store wrote
     CHECK(got != unswizzled);
   }
 }
