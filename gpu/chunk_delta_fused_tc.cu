@@ -49,18 +49,23 @@
 // Each role runs its own loop over the chunks, so that the registers of one (the state's 64
 // accumulators) are not held through another's code, and the roles meet once a chunk at barrier 0
 // from their own instructions (barrier.sync without .aligned); inside a chunk, named barriers: the
-// output warpgroup waits for v_new (V_NEW_BARRIER), the state warpgroup for the output's reads of
-// h before it writes h's next copy (H_FREE_BARRIER), and for the WY warpgroups' w and u of its
-// chunk (WY_DONE_BARRIER: they arrive a step before; without it, barrier 0 alone between them,
-// racecheck reported the state's reads of u as racing with the WY warpgroups' writes); and before
-// the WY warpgroups write chunk c + 2's q, w, u and gates into the places of chunk c, they wait at
-// an mbarrier of that place (places_read) for the state's and the output's reads of them (barrier
-// 0 alone orders those, and racecheck reported, in some runs and not others, the WY warpgroups'
-// writes of u and w as racing with the state's reads of u). Every shared
-// tile is held in wgmma's core-matrix layout without swizzle (gpu/detail/wgmma.cuh): a tile of R
-// rows stored by rows is at k_major_at<R>(row, col), which serves as a K-major operand read along
-// its columns and as an MN-major one read along its rows (k^T in h's update, h and v_new as right
-// factors). 229 KB of shared memory at K = 128, one block an SM.
+// output warpgroup waits for v_new (V_NEW_BARRIER), and the state warpgroup for the output's reads
+// of h before it writes h's next copy (H_FREE_BARRIER). Between the state and the WY warpgroups,
+// two mbarriers a place of index c % 2: the state warpgroup waits for the WY warpgroups' w and u of
+// its chunk (wy_done: they arrive a step before), and before the WY warpgroups write chunk c + 2's
+// q, w, u and gates into the places of chunk c, they wait for the state's and the output's reads of
+// them (places_read). Barrier 0 alone orders both; racecheck reported, in some runs and not others,
+// the WY warpgroups' writes of u as racing with the state's reads of u, with barrier 0 alone and
+// with a named barrier (bar.arrive, then bar.sync) in wy_done's place: in 4 of 13 runs with the
+// named barrier, in none of 8 with wy_done, a difference that so few runs do not settle. Under
+// RULEPROOF_DELTA_FORWARD=fused, racecheck reports unit_lower_inverse's stores of its diagonal
+// blocks as racing with the next pass's loads, across the WY warpgroups' barrier that the machine
+// code places after the stores' branch has joined (reports/gpu/tensor_core.md, "The fused kernel
+// under racecheck"). Every shared tile is held in wgmma's core-matrix layout without swizzle
+// (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is at k_major_at<R>(row, col), which
+// serves as a K-major operand read along its columns and as an MN-major one read along its rows
+// (k^T in h's update, h and v_new as right factors). 229 KB of shared memory at K = 128, one block
+// an SM.
 //
 // The keys' and A's tiles come by the Tensor Memory Accelerator (DeltaFusedPass::tma, the default;
 // RULEPROOF_FUSED_COPIES=threads for cp.async): each as K / 8 (or 8) boxes of 8 columns by 64 rows
@@ -79,7 +84,8 @@
 #include "detail/gla_tc.cuh" // to, val, fast_exp, LowerInverse, unit_lower_inverse, SUB
 #include "detail/mma.cuh"    // copy_async, commit_copies, pack_rounded, barrier_sync
 #include "detail/tma.cuh"
-#include "detail/warpgroup_tc.cuh" // tile_piece, zero_rows_past, issue_product, AccGates
+#include "detail/warpgroup_tc.cuh" // tile_piece, zero_rows_past, issue_product, AccGates,
+                                   // chunk_gate_scan
 #include "detail/wgmma.cuh"
 
 namespace ruleproof::gpu::detail {
@@ -88,6 +94,7 @@ namespace {
 
 using namespace tc;
 using warpgroup::AccGates;
+using warpgroup::chunk_gate_scan;
 using warpgroup::issue_product;
 using warpgroup::tile_piece;
 using warpgroup::TilePiece;
@@ -99,9 +106,6 @@ constexpr int STATE_WG = 0, OUTPUT_WG = 1, WY_WG = 2; // the WY's: warpgroups 2 
 constexpr int WY_THREADS = 2 * WARPGROUP, FUSED_THREADS = 2 * WARPGROUP + WY_THREADS;
 constexpr int STATE_BARRIER = 1, WY_BARRIER = 2, OUTPUT_BARRIER = 3; // each role's own
 constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgroups, 256 threads
-// the WY warpgroups arrive once chunk c's w and u are in (in step c - 1), the state warpgroup
-// waits there before it reads them (in step c): 384 threads
-constexpr int WY_DONE_BARRIER = 6;
 // the second WY warpgroup arrives once a chunk's gates are in, the first waits there before A0
 constexpr int GATES_BARRIER = 7;
 
@@ -137,6 +141,9 @@ template <class T, int K> struct alignas(16) FusedShared {
   // the state's and the output's reads of chunk c's places of index c % 2 (q, w, u and the gates)
   // are done: the WY warpgroups may write chunk c + 2's there
   std::uint64_t places_read[2];
+  // the WY warpgroups' w and u of chunk c are in the places of index c % 2 (they arrive in step
+  // c - 1): the state warpgroup may read them (in step c)
+  std::uint64_t wy_done[2];
 };
 // the Tensor Memory Accelerator's destinations: 128-byte aligned
 using FusedBf16K128 = FusedShared<__nv_bfloat16, 128>;
@@ -274,33 +281,18 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   const auto chunk_gates = [&](int c) {
     const ChunkRows rows = rows_of(c);
     const int n = rows.n, s3 = c % 3, s2 = c % 2;
-    if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 by a scan over the warp's pairs (rows
-                    // past n: gl's, their gates zero), their factors, and e^{gl}; the held
-                    // kernel's is warpgroup::chunk_gate_scan, the same sums (this kernel keeps
-                    // its own until a GPU run checks it with that function)
-      const float g0 = s.g_raw[s3][2 * tid], g1 = s.g_raw[s3][2 * tid + 1];
-      float sum = g0 + g1;
-#pragma unroll
-      for (int offset = 1; offset < 32; offset *= 2) {
-        const float before = __shfl_up_sync(0xffffffffu, sum, offset);
-        if (tid >= offset)
-          sum += before;
-      }
-      const float gl = __shfl_sync(0xffffffffu, sum, 31);
-      const float before = __shfl_up_sync(0xffffffffu, sum, 1); // the pairs before this one
-      const float gi[2] = {(tid > 0 ? before : 0.0f) + g0, sum};
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int i = 2 * tid + u;
-        s.g_cum[s2][i] = gi[u];
-        s.row_up[s2][i] = expf(gi[u]);
-        s.row_to_end[s2][i] = expf(gl - gi[u]);
-        if (STATES && v0 == 0 && i < n) { // the backward's row factors
-          const long at = row_at(rows) + static_cast<long>(i) * d.H;
-          p.row_up[at] = s.row_up[s2][i];
-          p.row_to_end[at] = s.row_to_end[s2][i];
-        }
-      }
+    if (tid < 32) { // g_cum of rows 2 tid and 2 tid + 1 (chunk_gate_scan), their factors, e^{gl}
+      const float gl =
+          chunk_gate_scan(s.g_raw[s3], tid, [&](int i, float g, float up, float to_end) {
+            s.g_cum[s2][i] = g;
+            s.row_up[s2][i] = up;
+            s.row_to_end[s2][i] = to_end;
+            if (STATES && v0 == 0 && i < n) { // the backward's row factors
+              const long at = row_at(rows) + static_cast<long>(i) * d.H;
+              p.row_up[at] = up;
+              p.row_to_end[at] = to_end;
+            }
+          });
       if (tid == 0)
         s.decay[s2] = expf(gl);
       if (STATES && v0 == 0 && tid == 0)
@@ -498,7 +490,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
   };
   const auto state_step = [&](int c) {
     const int s3 = c % 3, s2 = c % 2;
-    mma::barrier_sync(WY_DONE_BARRIER, WY_THREADS + WARPGROUP); // chunk c's w and u are in
+    tma::wait_barrier(&s.wy_done[s2], (c / 2) & 1); // chunk c's w and u are in
     mark(c, STATE_WY_DONE, tid == 0);
     if constexpr (!PLAIN)
       v_new_step(c);
@@ -642,8 +634,10 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     if (p.tma)
       for (int b = 0; b < 3; ++b)
         tma::init_barrier(&s.keys_arrived[b], 1);
-    for (int b = 0; b < 2; ++b) // the state's warpgroup and the output's (STATES: with Aqk)
+    for (int b = 0; b < 2; ++b) { // the state's warpgroup and the output's (STATES: with Aqk)
       tma::init_barrier(&s.places_read[b], STATES && !scores_out ? WARPGROUP : 2 * WARPGROUP);
+      tma::init_barrier(&s.wy_done[b], WY_THREADS);
+    }
   }
   __syncthreads();
   if (wg == STATE_WG) {
@@ -705,7 +699,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
       if (c + 1 < chunks) {
         wy(c + 1);
         wgmma::fence_shared_for_async(); // w, read by the state's wgmma
-        mma::barrier_arrive(WY_DONE_BARRIER, WY_THREADS + WARPGROUP);
+        tma::arrive(&s.wy_done[(c + 1) % 2]);
         mark(c + 1, WY_ARRIVED, wy_tid == 0);
       }
       if (wy_first) {

@@ -27,7 +27,7 @@ PHASES = [
     ("WY", "u (second warpgroup)", "wy_factors", "wy_u", 0),
     ("WY", "w to the step's end", "wy_w", "wy_step_end", 0),
     ("WY", "the step's end to the next chunk's start", "wy_step_end", "wy_start", -1),
-    ("WY", "w to its arrival at WY_DONE", "wy_w", "wy_arrived", 0),
+    ("WY", "w to its arrival at wy_done", "wy_w", "wy_arrived", 0),
     ("WY", "w to its copies waited for (first)", "wy_w", "wy_waited", 0),
     ("WY", "u to its copies waited for (second)", "wy_u", "wy_waited_u", 0),
     ("state", "waits for w and u", "state_end", "state_wy_done", -1),

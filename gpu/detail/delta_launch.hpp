@@ -141,7 +141,7 @@ enum FusedEvent {
   OUTPUT_SCORES, ///< q h and Aqk are in
   OUTPUT_V_NEW,  ///< the output warpgroup has v_new
   OUTPUT_STORED, ///< the output is stored
-  WY_ARRIVED,    ///< the WY warpgroups have arrived at WY_DONE_BARRIER with the chunk's w and u
+  WY_ARRIVED,    ///< the WY warpgroups have arrived at wy_done with the chunk's w and u
   STATE_ISSUED,  ///< the state warpgroup has issued w h
   STATE_WH,      ///< its w h is done (before v_new's stores)
   OUTPUT_ISSUED, ///< the output warpgroup has issued q h and q k^T

@@ -43,7 +43,7 @@ def test_each_phase_is_the_cycles_between_its_events():
     assert got[("WY", "the step's end to the next chunk's start")] == [10.0] * 4
     assert got[("state", "waits for w and u")] == [20.0] * 4
     assert got[("output", "q h and Aqk")] == [300.0] * 4
-    assert got[("WY", "w to its arrival at WY_DONE")] == [20.0] * 4
+    assert got[("WY", "w to its arrival at wy_done")] == [20.0] * 4
     assert got[("state", "  of it, w h issued")] == [30.0] * 4
     assert got[("state", "  of it, w h done and v_new")] == [170.0] * 4
     assert got[("state", "    of that, w h done")] == [70.0] * 4
