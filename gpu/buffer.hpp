@@ -26,25 +26,16 @@ struct ArraySpec {
 class DeviceArray {
 public:
   DeviceArray() = default;
-  DeviceArray(DType dtype, Shape shape) : spec_{dtype, std::move(shape)} {
-    data_ = detail::device_alloc(bytes());
-  }
-  DeviceArray(const DeviceArray &) = delete;
-  DeviceArray &operator=(const DeviceArray &) = delete;
+  DeviceArray(DType dtype, Shape shape) : spec_{dtype, std::move(shape)}, data_(bytes()) {}
   DeviceArray(DeviceArray &&other) noexcept
-      : spec_(std::move(other.spec_)), data_(std::exchange(other.data_, nullptr)) {
-    other.spec_ = {};
-  }
+      : spec_(std::exchange(other.spec_, {})), data_(std::move(other.data_)) {}
   DeviceArray &operator=(DeviceArray &&other) noexcept {
     if (this != &other) {
-      detail::device_free(data_);
-      spec_ = std::move(other.spec_);
-      data_ = std::exchange(other.data_, nullptr);
-      other.spec_ = {};
+      spec_ = std::exchange(other.spec_, {});
+      data_ = std::move(other.data_);
     }
     return *this;
   }
-  ~DeviceArray() { detail::device_free(data_); }
 
   const ArraySpec &spec() const { return spec_; }
   DType dtype() const { return spec_.dtype; }
@@ -52,8 +43,8 @@ public:
   std::size_t size() const { return element_count(spec_.shape); }
   std::size_t bytes() const { return size() * dtype_size(spec_.dtype); }
   bool empty() const { return spec_.shape.empty(); }
-  void *data() { return data_; }
-  const void *data() const { return data_; }
+  void *data() { return data_.get(); }
+  const void *data() const { return data_.get(); }
 
   /// A buffer of `dtype` holding `values` rounded to it (ties to even).
   static DeviceArray upload(DType dtype, const Shape &shape, const std::vector<float> &values) {
@@ -65,9 +56,9 @@ public:
       std::vector<std::uint16_t> bits(values.size());
       for (std::size_t i = 0; i < values.size(); ++i)
         bits[i] = dtype == DType::bf16 ? bf16_bits(values[i]) : fp16_bits(values[i]);
-      detail::copy_to_device(a.data_, bits.data(), a.bytes());
+      detail::copy_to_device(a.data(), bits.data(), a.bytes());
     } else {
-      detail::copy_to_device(a.data_, values.data(), a.bytes());
+      detail::copy_to_device(a.data(), values.data(), a.bytes());
     }
     return a;
   }
@@ -83,9 +74,9 @@ public:
   static DeviceArray upload_ints(const std::vector<int> &values, bool queued = false) {
     DeviceArray a(DType::i32, {values.size()});
     if (queued)
-      detail::copy_to_device_queued(a.data_, values.data(), a.bytes());
+      detail::copy_to_device_queued(a.data(), values.data(), a.bytes());
     else
-      detail::copy_to_device(a.data_, values.data(), a.bytes());
+      detail::copy_to_device(a.data(), values.data(), a.bytes());
     return a;
   }
 
@@ -96,11 +87,11 @@ public:
     std::vector<float> values(size());
     if (dtype_size(spec_.dtype) == 2) {
       std::vector<std::uint16_t> bits(size());
-      detail::copy_to_host(bits.data(), data_, bytes());
+      detail::copy_to_host(bits.data(), data(), bytes());
       for (std::size_t i = 0; i < bits.size(); ++i)
         values[i] = spec_.dtype == DType::bf16 ? bf16_value(bits[i]) : fp16_value(bits[i]);
     } else {
-      detail::copy_to_host(values.data(), data_, bytes());
+      detail::copy_to_host(values.data(), data(), bytes());
     }
     return values;
   }
@@ -113,11 +104,11 @@ public:
 
   /// Every byte 0xFF: a NaN in bf16, fp16 and fp32, so an element a kernel does not write
   /// reads back as NaN.
-  void poison() { detail::device_fill_bytes(data_, 0xFF, bytes()); }
+  void poison() { detail::device_fill_bytes(data(), 0xFF, bytes()); }
 
 private:
   ArraySpec spec_;
-  void *data_ = nullptr;
+  detail::DeviceBytes data_; // after spec_, whose size it is made with
 };
 
 } // namespace ruleproof::gpu

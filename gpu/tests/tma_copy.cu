@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu/detail/memory.hpp" // DeviceBytes, device_copy_of, host_copy_of
 #include "gpu/detail/tma.cuh"
 #include "gpu/detail/wgmma.cuh" // fence_shared_for_async
 
@@ -84,28 +85,15 @@ void cuda_ok(cudaError_t e, const char *what) {
 /// `src` on the device, an array of `out_values` zeros beside it, `launch(d_src, d_out)` launched
 /// (a kernel that reads the one, through a tensor map or not, and writes the other: the tile as it
 /// lay in shared memory, or the array a store wrote into), and d_out read back. The device memory
-/// is freed on every path.
+/// is freed on every path (DeviceBytes).
 template <class Launch>
 std::vector<std::uint16_t> read_back(const std::vector<std::uint16_t> &src, std::size_t out_values,
                                      Launch launch) {
-  std::uint16_t *d_src = nullptr, *d_out = nullptr;
-  std::vector<std::uint16_t> out(out_values);
-  try {
-    cuda_ok(cudaMalloc(&d_src, src.size() * 2), "cudaMalloc");
-    cuda_ok(cudaMalloc(&d_out, out_values * 2), "cudaMalloc");
-    cuda_ok(cudaMemcpy(d_src, src.data(), src.size() * 2, cudaMemcpyHostToDevice), "copy in");
-    cuda_ok(cudaMemset(d_out, 0, out_values * 2), "zero fill");
-    launch(d_src, d_out);
-    cuda_ok(cudaGetLastError(), "launch");
-    cuda_ok(cudaMemcpy(out.data(), d_out, out_values * 2, cudaMemcpyDeviceToHost), "copy out");
-  } catch (...) {
-    cudaFree(d_src);
-    cudaFree(d_out);
-    throw;
-  }
-  cudaFree(d_src);
-  cudaFree(d_out);
-  return out;
+  const DeviceBytes d_src = device_copy_of(src), d_out(out_values * 2);
+  device_fill_bytes(d_out.get(), 0, out_values * 2);
+  launch(d_src.as<const std::uint16_t>(), d_out.as<std::uint16_t>());
+  cuda_ok(cudaGetLastError(), "launch");
+  return host_copy_of<std::uint16_t>(d_out, out_values);
 }
 
 constexpr std::size_t TILE_VALUES = static_cast<std::size_t>(TMA_ROWS) * TMA_K;

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpu/detail/memory.hpp"       // DeviceBytes, device_copy_of, host_copy_of
 #include "gpu/detail/warpgroup_tc.cuh" // store_transposed_swizzled
 #include "gpu/detail/wgmma.cuh"
 
@@ -121,14 +122,8 @@ std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<st
   if (layout.moved && !layout.swizzled && (layout.a_mn_major || layout.b_mn_major))
     throw std::invalid_argument("wgmma_tile_product: no moved descriptor for an MN-major tile "
                                 "without swizzle");
-  T *da = nullptr, *db = nullptr;
-  float *dd = nullptr;
-  std::vector<float> d(static_cast<std::size_t>(M) * N);
-  cuda_ok(cudaMalloc(&da, a.size() * 2), "cudaMalloc");
-  cuda_ok(cudaMalloc(&db, bt.size() * 2), "cudaMalloc");
-  cuda_ok(cudaMalloc(&dd, d.size() * sizeof(float)), "cudaMalloc");
-  cuda_ok(cudaMemcpy(da, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "copy A");
-  cuda_ok(cudaMemcpy(db, bt.data(), bt.size() * 2, cudaMemcpyHostToDevice), "copy Bt");
+  const DeviceBytes da = device_copy_of(a), db = device_copy_of(bt),
+                    dd(static_cast<std::size_t>(M) * N * sizeof(float));
   const int bytes = 3 * (M + N) * K * 2 + ALIGN;
   const auto pick = [&](auto swizzled) {
     constexpr bool S = decltype(swizzled)::value;
@@ -140,13 +135,10 @@ std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<st
   auto *kernel = layout.swizzled ? pick(std::true_type{}) : pick(std::false_type{});
   cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
           "shared memory");
-  kernel<<<1, 128, bytes>>>(da, db, dd, layout.offsets_swapped, layout.moved);
+  kernel<<<1, 128, bytes>>>(da.as<T>(), db.as<T>(), dd.as<float>(), layout.offsets_swapped,
+                            layout.moved);
   cuda_ok(cudaGetLastError(), "launch");
-  cuda_ok(cudaMemcpy(d.data(), dd, d.size() * sizeof(float), cudaMemcpyDeviceToHost), "copy D");
-  cudaFree(da);
-  cudaFree(db);
-  cudaFree(dd);
-  return d;
+  return host_copy_of<float>(dd, static_cast<std::size_t>(M) * N);
 }
 
 } // namespace
@@ -161,27 +153,14 @@ std::vector<std::uint16_t> wgmma_store_transposed(const std::vector<float> &d, b
   static_assert(WGMMA_M == 64 && WGMMA_N == 64, "one 64 x 64 panel");
   if (d.size() != static_cast<std::size_t>(WGMMA_M) * WGMMA_N)
     throw std::invalid_argument("wgmma_store_transposed: D must be 64 x 64");
-  float *dd = nullptr;
-  std::uint16_t *dout = nullptr;
-  std::vector<std::uint16_t> out(d.size());
-  try {
-    cuda_ok(cudaMalloc(&dd, d.size() * sizeof(float)), "cudaMalloc");
-    cuda_ok(cudaMalloc(&dout, out.size() * 2), "cudaMalloc");
-    cuda_ok(cudaMemcpy(dd, d.data(), d.size() * sizeof(float), cudaMemcpyHostToDevice), "copy D");
-    if (fp16)
-      wgmma_store_transposed_kernel<__half><<<1, 128>>>(dd, dout);
-    else
-      wgmma_store_transposed_kernel<__nv_bfloat16><<<1, 128>>>(dd, dout);
-    cuda_ok(cudaGetLastError(), "launch");
-    cuda_ok(cudaMemcpy(out.data(), dout, out.size() * 2, cudaMemcpyDeviceToHost), "copy out");
-  } catch (...) {
-    cudaFree(dd);
-    cudaFree(dout);
-    throw;
-  }
-  cudaFree(dd);
-  cudaFree(dout);
-  return out;
+  const DeviceBytes dd = device_copy_of(d), dout(d.size() * 2);
+  if (fp16)
+    wgmma_store_transposed_kernel<__half><<<1, 128>>>(dd.as<float>(), dout.as<std::uint16_t>());
+  else
+    wgmma_store_transposed_kernel<__nv_bfloat16>
+        <<<1, 128>>>(dd.as<float>(), dout.as<std::uint16_t>());
+  cuda_ok(cudaGetLastError(), "launch");
+  return host_copy_of<std::uint16_t>(dout, d.size());
 }
 
 } // namespace ruleproof::gpu::test
