@@ -57,11 +57,13 @@
 // them (places_read). Barrier 0 alone orders both; racecheck reported, in some runs and not others,
 // the WY warpgroups' writes of u as racing with the state's reads of u, with barrier 0 alone and
 // with a named barrier (bar.arrive, then bar.sync) in wy_done's place: in 4 of 13 runs with the
-// named barrier, in none of 8 with wy_done, a difference that so few runs do not settle. Under
+// named barrier, in none of 16 with wy_done (Fisher's exact test: p = 0.030). Under
 // RULEPROOF_DELTA_FORWARD=fused, racecheck reports unit_lower_inverse's stores of its diagonal
 // blocks as racing with the next pass's loads, across the WY warpgroups' barrier that the machine
-// code places after the stores' branch has joined (reports/gpu/tensor_core.md, "The fused kernel
-// under racecheck"). Every shared tile is held in wgmma's core-matrix layout without swizzle
+// code places after the stores' branch has joined; the same solve by two warpgroups at such a
+// barrier in a test kernel of its own draws no report (gpu/tests/lower_inverse_tests.cpp;
+// reports/gpu/tensor_core.md, "The fused kernel under racecheck" and "unit_lower_inverse at a
+// named barrier, alone"). Every shared tile is held in wgmma's core-matrix layout without swizzle
 // (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is at k_major_at<R>(row, col), which
 // serves as a K-major operand read along its columns and as an MN-major one read along its rows
 // (k^T in h's update, h and v_new as right factors). 229 KB of shared memory at K = 128, one block
