@@ -58,16 +58,16 @@
 // the WY warpgroups' writes of u as racing with the state's reads of u, with barrier 0 alone and
 // with a named barrier (bar.arrive, then bar.sync) in wy_done's place: in 4 of 13 runs with the
 // named barrier, in none of 16 with wy_done (Fisher's exact test: p = 0.030). Under
-// RULEPROOF_DELTA_FORWARD=fused, racecheck reports unit_lower_inverse's stores of its diagonal
-// blocks as racing with the next pass's loads, across the WY warpgroups' barrier that the machine
-// code places after the stores' branch has joined; the same solve by two warpgroups at such a
-// barrier in a test kernel of its own draws no report (gpu/tests/lower_inverse_tests.cpp;
-// reports/gpu/tensor_core.md, "The fused kernel under racecheck" and "unit_lower_inverse at a
-// named barrier, alone"). Every shared tile is held in wgmma's core-matrix layout without swizzle
-// (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is at k_major_at<R>(row, col), which
-// serves as a K-major operand read along its columns and as an MN-major one read along its rows
-// (k^T in h's update, h and v_new as right factors). 229 KB of shared memory at K = 128, one block
-// an SM.
+// RULEPROOF_DELTA_FORWARD=fused, while the second WY warpgroup handed the gates over by bar.arrive
+// (GATES_BARRIER), racecheck reported unit_lower_inverse's stores of its diagonal blocks as racing
+// with the next pass's loads, across the WY warpgroups' barrier; with both waiting there (bar.sync)
+// it reports none, and the same solve by two warpgroups at such a barrier in a test kernel of its
+// own draws none (gpu/tests/lower_inverse_tests.cpp; reports/gpu/tensor_core.md, "The fused kernel
+// under racecheck" and "The gates' hand-off"). Every shared tile is held in wgmma's core-matrix
+// layout without swizzle (gpu/detail/wgmma.cuh): a tile of R rows stored by rows is at
+// k_major_at<R>(row, col), which serves as a K-major operand read along its columns and as an
+// MN-major one read along its rows (k^T in h's update, h and v_new as right factors). 229 KB of
+// shared memory at K = 128, one block an SM.
 //
 // The keys' and A's tiles come by the Tensor Memory Accelerator (DeltaFusedPass::tma, the default;
 // RULEPROOF_FUSED_COPIES=threads for cp.async): each as K / 8 (or 8) boxes of 8 columns by 64 rows
@@ -108,7 +108,9 @@ constexpr int STATE_WG = 0, OUTPUT_WG = 1, WY_WG = 2; // the WY's: warpgroups 2 
 constexpr int WY_THREADS = 2 * WARPGROUP, FUSED_THREADS = 2 * WARPGROUP + WY_THREADS;
 constexpr int STATE_BARRIER = 1, WY_BARRIER = 2, OUTPUT_BARRIER = 3; // each role's own
 constexpr int V_NEW_BARRIER = 4, H_FREE_BARRIER = 5; // state and output warpgroups, 256 threads
-// the second WY warpgroup arrives once a chunk's gates are in, the first waits there before A0
+// the WY warpgroups meet there once a chunk's gates are in, before the first makes A0 (both by
+// bar.sync: with the second's bar.arrive there, racecheck reported 55 to 73 races a run in the
+// solve, and none with bar.sync, which was also faster)
 constexpr int GATES_BARRIER = 7;
 
 static_assert(C * (C / 8) % WY_THREADS == 0 && C * (64 / 8) % WY_THREADS == 0,
@@ -368,7 +370,7 @@ __global__ void __launch_bounds__(FUSED_THREADS, 1)
     } else {
       chunk_gates(c);
       if constexpr (!A_GIVEN)
-        mma::barrier_arrive(GATES_BARRIER, WY_THREADS); // the first may make A0
+        mma::barrier_sync(GATES_BARRIER, WY_THREADS); // the first may make A0
       if (!STATES || scores_out)
         copy_queries(c); // for the output warpgroup's step on this chunk
       mma::commit_copies();

@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(THREADS)
       if (tid >= THREADS - GROUP) {
         const int g = tid - (THREADS - GROUP);
         const auto sync = [] {
-          if constexpr (SYNC == LowerInverseSync::group)
+          if constexpr (SYNC != LowerInverseSync::unsynced)
             mma::barrier_sync(GROUP_BARRIER, GROUP);
         };
         if constexpr (SYNC == LowerInverseSync::group_handoff) {
