@@ -1,8 +1,9 @@
-// ruleproof: unit_lower_inverse (gpu/detail/gla_tc.cuh) run on the device three ways, for its test
+// ruleproof: unit_lower_inverse (gpu/detail/gla_tc.cuh) run on the device four ways, for its test
 // (gpu/tests/lower_inverse_tests.cpp) and for racecheck: by the whole block at __syncthreads, as
 // chunk_delta_a_tc_kernel solves; by two warpgroups of four at a named barrier, the other two
-// waiting at barrier 0 alone, as chunk_delta_fused_tc_kernel's WY warpgroups solve, also after
-// that kernel's hand-off at a second barrier, one warpgroup arriving and the other waiting; and
+// waiting at barrier 0 alone, as chunk_delta_fused_tc_kernel's WY warpgroups solve, also after a
+// hand-off at a second barrier, one warpgroup arriving and the other waiting (as that kernel handed
+// its gates over before 6064282, which has both wait there); and
 // that group with no barrier between its passes, a racy form kept for racecheck's failing side.
 #pragma once
 
@@ -17,6 +18,7 @@ enum class LowerInverseSync {
   group, ///< threads 256-511 at named barrier 2 of 256 threads; all at barrier 0 a round
   /// that group, its first warpgroup copying A0 in once the second has arrived at barrier 7
   /// (bar.arrive), where it waits (bar.sync): the fused kernel's hand-off of a chunk's gates
+  /// before 6064282
   group_handoff,
   unsynced ///< that group with no barrier inside the solve: racy, for racecheck alone
 };
