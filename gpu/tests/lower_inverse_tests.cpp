@@ -5,10 +5,10 @@
 // synchronised. Run by the whole block at __syncthreads and by two warpgroups at a named barrier
 // (chunk_delta_fused_tc_kernel's way, also after a hand-off at a second barrier, bar.arrive by one
 // warpgroup and bar.sync by the other, as it handed its gates over before 6064282), round after
-// round in the same shared memory; label
-// `gpu` (skipped where no Hopper GPU is found, gpu_main.cpp). The form with no barrier inside the
-// solve, hidden ([.racy]), is racecheck's failing side: run under racecheck, it must be reported,
-// and it prints how many entries missed the mirror.
+// round in the same shared memory; label `gpu` (skipped where no Hopper GPU is found,
+// gpu_main.cpp). The form with no barrier inside the solve, hidden ([.racy]), is racecheck's
+// failing side: run under racecheck, it must be reported, and it prints how many entries missed
+// the mirror.
 #include <catch2/catch.hpp>
 
 #include <cmath>
