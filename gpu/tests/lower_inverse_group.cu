@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu/detail/gla_tc.cuh" // LowerInverse, unit_lower_inverse, C
+#include "gpu/detail/gla_tc.cuh" // LowerInverse, unit_lower_inverse, C, check
 #include "gpu/detail/memory.hpp" // DeviceBytes, device_copy_of, host_copy_of
 
 namespace ruleproof::gpu::test {
@@ -63,12 +63,6 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
-void cuda_ok(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("lower_inverse_on_device: ") + what + ": " +
-                             cudaGetErrorString(e));
-}
-
 } // namespace
 
 std::vector<float> lower_inverse_on_device(const std::vector<float> &a0, int rounds,
@@ -88,7 +82,7 @@ std::vector<float> lower_inverse_on_device(const std::vector<float> &a0, int rou
   if (form >= sizeof kernels / sizeof kernels[0])
     throw std::invalid_argument("lower_inverse_on_device: no such form");
   kernels[form]<<<1, THREADS>>>(d_a0.as<const float>(), d_a.as<float>(), rounds);
-  cuda_ok(cudaGetLastError(), "launch");
+  check("lower_inverse_group_kernel");
   return host_copy_of<float>(d_a, n);
 }
 

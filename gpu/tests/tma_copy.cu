@@ -14,7 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu/detail/memory.hpp" // DeviceBytes, device_copy_of, host_copy_of
+#include "gpu/detail/chunk_device.cuh" // check
+#include "gpu/detail/memory.hpp"       // DeviceBytes, device_copy_of, host_copy_of
 #include "gpu/detail/tma.cuh"
 #include "gpu/detail/wgmma.cuh" // fence_shared_for_async
 
@@ -77,11 +78,6 @@ __global__ void __launch_bounds__(128)
   }
 }
 
-void cuda_ok(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("tma copy test: ") + what + ": " + cudaGetErrorString(e));
-}
-
 /// `src` on the device, an array of `out_values` zeros beside it, `launch(d_src, d_out)` launched
 /// (a kernel that reads the one, through a tensor map or not, and writes the other: the tile as it
 /// lay in shared memory, or the array a store wrote into), and d_out read back. The device memory
@@ -92,7 +88,7 @@ std::vector<std::uint16_t> read_back(const std::vector<std::uint16_t> &src, std:
   const DeviceBytes d_src = device_copy_of(src), d_out(out_values * 2);
   device_fill_bytes(d_out.get(), 0, out_values * 2);
   launch(d_src.as<const std::uint16_t>(), d_out.as<std::uint16_t>());
-  cuda_ok(cudaGetLastError(), "launch");
+  check("tma copy test kernel");
   return host_copy_of<std::uint16_t>(d_out, out_values);
 }
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "gpu/detail/memory.hpp"       // DeviceBytes, device_copy_of, host_copy_of
-#include "gpu/detail/warpgroup_tc.cuh" // store_transposed_swizzled
+#include "gpu/detail/warpgroup_tc.cuh" // store_transposed_swizzled, check_status, check
 #include "gpu/detail/wgmma.cuh"
 
 namespace ruleproof::gpu::test {
@@ -107,12 +107,6 @@ __global__ void __launch_bounds__(128)
     out[e] = tile[e];
 }
 
-void cuda_ok(cudaError_t e, const char *what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("wgmma_tile_product: ") + what + ": " +
-                             cudaGetErrorString(e));
-}
-
 template <class T>
 std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<std::uint16_t> &bt,
                        WgmmaLayout layout) {
@@ -133,11 +127,11 @@ std::vector<float> run(const std::vector<std::uint16_t> &a, const std::vector<st
                                                   : wgmma_tile_product_kernel<T, false, false, S>);
   };
   auto *kernel = layout.swizzled ? pick(std::true_type{}) : pick(std::false_type{});
-  cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-          "shared memory");
+  check_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               "wgmma_tile_product_kernel: shared memory");
   kernel<<<1, 128, bytes>>>(da.as<T>(), db.as<T>(), dd.as<float>(), layout.offsets_swapped,
                             layout.moved);
-  cuda_ok(cudaGetLastError(), "launch");
+  check("wgmma_tile_product_kernel");
   return host_copy_of<float>(dd, static_cast<std::size_t>(M) * N);
 }
 
@@ -159,7 +153,7 @@ std::vector<std::uint16_t> wgmma_store_transposed(const std::vector<float> &d, b
   else
     wgmma_store_transposed_kernel<__nv_bfloat16>
         <<<1, 128>>>(dd.as<float>(), dout.as<std::uint16_t>());
-  cuda_ok(cudaGetLastError(), "launch");
+  check("wgmma_store_transposed_kernel");
   return host_copy_of<std::uint16_t>(dout, d.size());
 }
 
