@@ -1,6 +1,6 @@
 // ruleproof property checks in long double.
-#include "run_family.hpp"
 #include "run.hpp"
+#include "run_family.hpp"
 
 namespace ruleproof::checks {
 Report run_check_long_double(Property p, const std::string &rule, const Case &c) {

@@ -4,8 +4,8 @@
 
 #include "reference/core/mpfr.hpp"
 
-#include "run_family.hpp"
 #include "run.hpp"
+#include "run_family.hpp"
 
 namespace ruleproof::checks {
 
