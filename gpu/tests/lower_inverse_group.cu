@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <stdexcept>
-#include <string>
 
 #include "gpu/detail/gla_tc.cuh" // LowerInverse, unit_lower_inverse, C, check
 #include "gpu/detail/memory.hpp" // DeviceBytes, device_copy_of, host_copy_of

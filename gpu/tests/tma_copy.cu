@@ -12,7 +12,6 @@
 #include <cuda_runtime.h>
 
 #include <stdexcept>
-#include <string>
 
 #include "gpu/detail/chunk_device.cuh" // check
 #include "gpu/detail/memory.hpp"       // DeviceBytes, device_copy_of, host_copy_of

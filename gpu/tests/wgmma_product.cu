@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 
 #include <stdexcept>
-#include <string>
 #include <type_traits>
 
 #include "gpu/detail/memory.hpp"       // DeviceBytes, device_copy_of, host_copy_of
